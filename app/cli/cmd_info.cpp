@@ -1,0 +1,67 @@
+// tilefilter filters | devices
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/device.hpp"
+#include "tilefilter/filter.hpp"
+
+namespace tf::cli {
+
+namespace {
+
+std::string describe(const ParamInfo& p) {
+  using K = ParamInfo::Kind;
+  switch (p.kind) {
+    case K::Number: return fmt::format("number {}..{}, default {}", p.min, p.max, p.default_value);
+    case K::Integer: return fmt::format("integer {}..{}, default {}", p.min, p.max, p.default_value);
+    case K::Choice: return fmt::format("one of {}, default {}", fmt::join(p.choices, "|"), p.default_text);
+    case K::Bool: return fmt::format("true|false, default {}", p.default_value != 0 ? "true" : "false");
+    case K::Path: return "file path, required";
+  }
+  return {};
+}
+
+std::string gib(std::size_t bytes) { return fmt::format("{:.1f} GiB", bytes / double(1ULL << 30)); }
+
+}  // namespace
+
+void add_filters(CLI::App& app) {
+  auto* cmd = app.add_subcommand("filters", "list the filters, their parameters and defaults");
+  cmd->callback([] {
+    for (const auto& f : filter_catalog()) {
+      fmt::print("{:<10} {}\n", f.name, f.summary);
+      for (const auto& p : f.params) fmt::print("    {:<10} {} ({})\n", p.name, p.help, describe(p));
+    }
+    fmt::print("\nSPEC = name or name:key=value,key=value   e.g. gaussian:sigma=2  custom:file=k.txt,normalize=true\n");
+    fmt::print("Borders (--border): {} (default reflect101)\n", border_mode_names());
+  });
+}
+
+void add_devices(CLI::App& app) {
+  auto* cmd = app.add_subcommand("devices", "list the devices a job would use");
+  auto spec = std::make_shared<std::string>("all");
+  cmd->add_option("--devices", *spec, "selection to show (as for apply)")->capture_default_str();
+  cmd->callback([spec] {
+    const auto gpus = discover_gpus();
+    fmt::print("CUDA: {}\n", cuda::runtime_description());
+    if (gpus.gpus.empty()) fmt::print("GPUs: none ({})\n", gpus.message);
+    for (const auto& g : gpus.gpus) {
+      const auto& i = g->info();
+      std::string util = "n/a";
+      if (auto s = g->sample(); s && s->utilization >= 0) util = fmt::format("{:.0f}%", s->utilization);
+      fmt::print("{:<6} {}  memory {} free of {}  {} SMs  {}  utilization {}\n", i.id, i.name, gib(i.memory_free),
+                 gib(i.memory_total), i.multiprocessors, i.link.empty() ? "link n/a" : i.link, util);
+    }
+    fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
+    const auto sel = select_devices(*spec);
+    fmt::print("--devices {} uses: ", *spec);
+    for (std::size_t d = 0; d < sel.devices.size(); ++d)
+      fmt::print("{}{}", d ? ", " : "", sel.devices[d]->info().id);
+    fmt::print("\n");
+  });
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,44 @@
+// `tilefilter`: filter images with convolution kernels on every GPU (or the CPU) at once.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/error.hpp"
+
+#ifndef TF_VERSION
+#define TF_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+  tf::cuda::install_backend();
+  CLI::App app{"TileFilter: convolution filters on every GPU of the machine (or the CPU), tiled with halos"};
+  app.set_version_flag("--version", std::string("tilefilter ") + TF_VERSION);
+  app.require_subcommand(1);
+  tf::cli::add_apply(app);
+  tf::cli::add_filters(app);
+  tf::cli::add_devices(app);
+  tf::cli::add_generate(app);
+  tf::cli::add_batch(app);
+  tf::cli::add_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return tf::cli::kUsage;
+  } catch (const tf::Error& e) {
+    std::fprintf(stderr, "tilefilter: %s\n", e.what());
+    return e.kind() == tf::ErrorKind::InvalidArgument ? tf::cli::kUsage : tf::cli::kFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilefilter: %s\n", e.what());
+    return tf::cli::kFailed;
+  }
+  return tf::cli::kOk;
+}

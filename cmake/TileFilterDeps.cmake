@@ -1,0 +1,70 @@
+# Finds what TileFilter needs. Required: fmt, CLI11, nlohmann-json, stb (Debian's libstb-dev, or
+# headers in TF_STB_INCLUDE_DIR for machines without the package). Optional: CUDA, OpenCV, Qt 6.
+include(CheckLanguage)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+
+# stb: Debian builds the implementation into libstb.so; elsewhere we compile it from the headers.
+find_package(PkgConfig QUIET)
+set(TF_STB_INCLUDE_DIR "" CACHE PATH "Directory holding stb_image.h when libstb-dev is not installed")
+if(PkgConfig_FOUND AND NOT TF_STB_INCLUDE_DIR)
+  pkg_check_modules(STB QUIET IMPORTED_TARGET stb)
+endif()
+if(STB_FOUND)
+  set(TF_STB_COMPILE_IMPL OFF)
+else()
+  find_path(TF_STB_HEADERS stb_image.h HINTS ${TF_STB_INCLUDE_DIR} PATH_SUFFIXES stb REQUIRED)
+  set(TF_STB_COMPILE_IMPL ON)
+endif()
+
+set(TF_HAVE_OPENCV OFF)
+if(TF_WITH_OPENCV)
+  # Only core, imgproc and imgcodecs: highgui would drag in another Qt. Debian's per-module -dev
+  # packages ship no OpenCVConfig.cmake, so the headers and libraries are found directly.
+  find_path(TF_OPENCV_INCLUDE opencv2/imgcodecs.hpp PATH_SUFFIXES opencv4)
+  find_library(TF_OPENCV_CORE opencv_core)
+  find_library(TF_OPENCV_IMGPROC opencv_imgproc)
+  find_library(TF_OPENCV_IMGCODECS opencv_imgcodecs)
+  if(TF_OPENCV_INCLUDE AND TF_OPENCV_CORE AND TF_OPENCV_IMGPROC AND TF_OPENCV_IMGCODECS)
+    add_library(TF::OpenCV INTERFACE IMPORTED)
+    target_include_directories(TF::OpenCV INTERFACE ${TF_OPENCV_INCLUDE})
+    target_link_libraries(TF::OpenCV INTERFACE ${TF_OPENCV_IMGCODECS} ${TF_OPENCV_IMGPROC} ${TF_OPENCV_CORE})
+    set(TF_HAVE_OPENCV ON)
+  endif()
+endif()
+
+set(TF_HAVE_CUDA OFF)
+if(TF_WITH_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # Hopper (H100/H200) natively, plus PTX for anything newer.
+      set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(TF_HAVE_CUDA ON)
+  endif()
+endif()
+
+set(TF_HAVE_QT OFF)
+if(TF_WITH_GUI)
+  find_package(Qt6 QUIET COMPONENTS Widgets Charts Concurrent Test)
+  if(Qt6_FOUND AND Qt6Charts_FOUND)
+    set(TF_HAVE_QT ON)
+  endif()
+endif()
+
+# Deterministic arithmetic (DESIGN.md contract 2): no implicit contraction of a*b+c anywhere;
+# every fused multiply-add is written out.
+add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)

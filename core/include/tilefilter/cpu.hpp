@@ -1,0 +1,54 @@
+// The CPU backend: the gold reference every other backend must match bit for bit, threaded by
+// running one CpuDevice per worker. Arithmetic (DESIGN.md contract 2): float32 accumulation with
+// fused multiply-add, taps in a fixed order (row-major for 2-D kernels; row pass then column pass
+// for separable ones, through a float32 intermediate); integer results rounded to nearest-even and
+// saturated after every stage of a chain.
+#pragma once
+#include <vector>
+
+#include "tilefilter/device.hpp"
+
+namespace tf::cpu {
+
+// A float32 plane covering `rect` in image coordinates (which may extend past the image).
+struct Plane {
+  Rect rect;
+  int channels = 0;
+  std::vector<float> data;
+  std::size_t stride() const { return static_cast<std::size_t>(rect.width) * channels; }
+  float* row(int y) { return data.data() + static_cast<std::size_t>(y) * stride(); }
+  const float* row(int y) const { return data.data() + static_cast<std::size_t>(y) * stride(); }
+  void reset(const Rect& r, int c) {
+    rect = r;
+    channels = c;
+    data.resize(static_cast<std::size_t>(r.width) * r.height * c);
+  }
+};
+
+// The constant border value as the image type would hold it (rounded and saturated).
+float quantized_border_value(const Border& border, PixelType type);
+
+// Reads src over p.rect, synthesizing outside pixels with the border mode.
+void load_padded(const ImageView& src, const Rect& rect, const Border& border, Plane& out);
+// One stage: `in` covers R, `out` is resized to R shrunk by stage.halo().
+void apply_stage(const Stage& stage, const Plane& in, Plane& out);
+// Round to nearest-even and saturate for integer types; nothing for f32.
+void quantize(Plane& p, PixelType type);
+// Rewrites every position of p that lies outside the image from the positions inside it, as the
+// border mode would pad the image. Every source position must lie inside p (see chain_fits_tile).
+void resynthesize_border(Plane& p, int image_width, int image_height, const Border& border);
+// Writes p (already quantized) into dst at p.rect.
+void store(const Plane& p, const ImageView& dst);
+
+// True when a chain can run on this tile in one go: every border position of every intermediate
+// can be re-synthesized from pixels the tile holds. False e.g. for wrap borders: the job then runs
+// the chain filter by filter (same bits, one more round trip).
+bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode);
+
+// The whole reference path for one tile.
+void filter_tile(const TileJob& job, const Tile& tile);
+
+// A CPU worker as a Device. `slowdown` > 1 makes it deliberately slow (tests of load balancing).
+DevicePtr make_cpu_device(int ordinal, double slowdown = 1.0);
+
+}  // namespace tf::cpu

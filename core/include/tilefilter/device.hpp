@@ -1,0 +1,93 @@
+// The Device interface that every backend implements (CPU here in core, CUDA in kernels/). No CUDA
+// types appear here: a GPU backend installs a provider that discovery calls.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilefilter/border.hpp"
+#include "tilefilter/filter.hpp"
+#include "tilefilter/image.hpp"
+#include "tilefilter/telemetry.hpp"
+#include "tilefilter/tiling.hpp"
+
+namespace tf {
+
+enum class DeviceKind { Cpu, Cuda };
+
+struct DeviceInfo {
+  std::string id;    // "cpu0", "gpu1"
+  std::string name;  // "CPU worker", "NVIDIA H200"
+  DeviceKind kind = DeviceKind::Cpu;
+  int ordinal = 0;   // CUDA ordinal, or CPU worker number
+  std::size_t memory_total = 0, memory_free = 0;
+  int multiprocessors = 0;
+  std::string link;  // "PCIe gen5 x16"
+};
+
+struct DeviceSample {  // a utilization/memory sample (NVML for GPUs)
+  double utilization = -1;  // percent, -1 unknown
+  std::size_t memory_used = 0, memory_total = 0;
+};
+
+// Test-only fault injection: a device asks before each tile whether to fail it (as if a CUDA call
+// had failed). Decisions are deterministic in (device id, tile, attempt).
+struct FaultInjection {
+  double rate = 0;  // probability that an attempt on a non-CPU device fails (or every device if all_devices)
+  bool all_devices = false;
+  unsigned seed = 1;
+  bool should_fail(const std::string& device_id, int tile, int attempt) const;
+};
+
+// What stays constant over one filter job, shared by every tile.
+struct TileJob {
+  ImageView src;  // whole source image (host memory)
+  ImageView dst;  // whole destination image, same size and format
+  const Chain* chain = nullptr;
+  Border border;
+  FaultInjection faults;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  // Workers the scheduler runs for this device: CUDA streams, or 1 for a CPU worker.
+  virtual int lanes() const { return 1; }
+  virtual void set_lanes(int /*lanes*/) {}
+  // Largest tile side this device wants for the job (from its memory budget).
+  virtual int max_tile_side(const TileJob& job) const = 0;
+  // Per-job setup (taps to the device, buffers) and teardown; called once per job by the scheduler.
+  virtual void begin(const TileJob& /*job*/) {}
+  virtual void end() {}
+  // Filters tile.in of job.src into tile.out of job.dst. May throw tf::Error (kind Device) — the
+  // scheduler then retries the tile elsewhere. `attempt` counts earlier failures of this tile.
+  virtual void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
+                       int device_index) = 0;
+  virtual std::optional<DeviceSample> sample() const { return std::nullopt; }
+};
+
+using DevicePtr = std::shared_ptr<Device>;
+
+// GPU discovery is provided by the CUDA backend (kernels/); without it there are no GPUs.
+struct GpuDiscovery {
+  std::vector<DevicePtr> gpus;
+  std::string message;  // why there are none, when there are none
+};
+using GpuProvider = std::function<GpuDiscovery(std::size_t memory_cap)>;
+void set_gpu_provider(GpuProvider provider);
+
+// Device selection: "all" (every GPU, else the CPU), "gpu", "cpu" (one worker per core), "cpu:N",
+// "0,1" (GPU ordinals), "0,cpu:2". `memory_cap` limits each GPU's usable memory (0 = free memory).
+struct DeviceSelection {
+  std::vector<DevicePtr> devices;
+  std::string note;  // e.g. "no GPU: CUDA reports no device" when "all" fell back to the CPU
+};
+DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap = 0);
+GpuDiscovery discover_gpus(std::size_t memory_cap = 0);
+
+}  // namespace tf

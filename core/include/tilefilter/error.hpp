@@ -1,0 +1,20 @@
+// One error type for everything that can go wrong with a file, a parameter or a device. The message
+// is meant for a person: it names the thing (file, filter, device) and the reason.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace tf {
+
+enum class ErrorKind { InvalidArgument, Io, Decode, Limit, Device, Cancelled, Internal };
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+}  // namespace tf

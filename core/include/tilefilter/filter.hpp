@@ -1,0 +1,90 @@
+// Filters as data. A FilterSpec ("gaussian:sigma=2") is parsed into a Stage: one or two
+// convolutions (each a general 2-D kernel or a separable pair) and how their results combine.
+// A chain is a list of stages applied in order. Each stage declares its footprint (halo); the
+// tiler alone turns footprints into tiles (contract 3).
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tf {
+
+struct Halo {
+  int left = 0, top = 0, right = 0, bottom = 0;
+  Halo operator+(const Halo& o) const {
+    return {left + o.left, top + o.top, right + o.right, bottom + o.bottom};
+  }
+  bool operator==(const Halo&) const = default;
+};
+
+// A correlation kernel, row-major, applied like OpenCV's filter2D: out(x,y) = sum k(i,j) * in(x+i-ax, y+j-ay).
+struct Kernel {
+  int width = 0, height = 0;
+  int anchor_x = 0, anchor_y = 0;  // default (width/2, height/2), OpenCV's anchor (-1,-1)
+  std::vector<float> taps;         // height rows of width taps
+
+  static Kernel from_rows(const std::vector<std::vector<double>>& rows);
+  float at(int x, int y) const { return taps[static_cast<std::size_t>(y) * width + x]; }
+  Halo halo() const { return {anchor_x, anchor_y, width - 1 - anchor_x, height - 1 - anchor_y}; }
+};
+
+// One convolution as it is executed. Separable: a row pass with `row` (width taps) into a float32
+// intermediate, then a column pass with `col` (height taps). Otherwise `kernel` as a general 2-D pass.
+struct Convolution {
+  bool separable = false;
+  Kernel kernel;                // always filled (the full 2-D kernel, also for separable ones)
+  std::vector<float> row, col;  // separable factors, kernel ~= col * row^T
+  Halo halo() const { return kernel.halo(); }
+};
+
+// Tries to factor a kernel as col * row^T (rank 1). Returns true and fills row/col when the
+// reconstruction matches every tap to within a relative 1e-6 of the largest tap.
+bool factor_separable(const Kernel& k, std::vector<float>& row, std::vector<float>& col);
+Convolution make_convolution(const Kernel& k);                      // detects separability
+Convolution make_separable(std::vector<float> row, std::vector<float> col);
+
+enum class Combine { Single, Magnitude };  // Magnitude: sqrt(a*a + b*b) of two convolutions
+
+struct Stage {
+  std::string name;  // the spec it came from, e.g. "gaussian:sigma=2"
+  std::vector<Convolution> convs;  // 1, or 2 for Magnitude
+  Combine combine = Combine::Single;
+  Halo halo() const;  // union of the convolutions' footprints
+};
+
+using Chain = std::vector<Stage>;
+Halo chain_halo(const Chain& chain);
+
+// Parameter description, used by `tilefilter filters`, the parser and the GUI's generated widgets.
+struct ParamInfo {
+  std::string name;
+  enum class Kind { Number, Integer, Choice, Bool, Path } kind = Kind::Number;
+  double min = 0, max = 0, default_value = 0;  // Number/Integer/Bool
+  std::vector<std::string> choices;            // Choice
+  std::string default_text;                    // Choice/Path default ("" = required for Path)
+  std::string help;
+};
+struct FilterInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamInfo> params;
+};
+const std::vector<FilterInfo>& filter_catalog();
+
+struct Limits;  // codec.hpp
+
+// "name" or "name:key=value,key=value". Throws tf::Error naming the spec and the reason.
+Stage parse_filter_spec(std::string_view spec);
+Chain parse_chain(const std::vector<std::string>& specs);
+
+// Kernel text files: rows of numbers separated by spaces or commas, '#' starts a comment.
+Kernel parse_kernel_text(std::string_view text, const std::string& origin);
+Kernel load_kernel_file(const std::string& path);
+constexpr int kMaxKernelSide = 255;
+constexpr std::size_t kMaxChainLength = 32;
+
+// Gaussian taps exactly as OpenCV's getGaussianKernel(2R+1, sigma) for sigma > 0 (double, normalized).
+std::vector<float> gaussian_taps(double sigma, int radius);
+
+}  // namespace tf

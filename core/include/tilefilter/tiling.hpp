@@ -1,0 +1,29 @@
+// The tiler: a pure function from image size, footprint and a tile size to tiles. A tile's input
+// rectangle is its output rectangle grown by the halo; it may extend past the image, where the
+// border mode synthesizes pixels (contract 1).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "tilefilter/filter.hpp"
+#include "tilefilter/image.hpp"
+
+namespace tf {
+
+struct Tile {
+  int index = 0;
+  Rect out;  // inside the image
+  Rect in;   // out grown by the halo, may leave the image
+};
+
+std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_width, int tile_height);
+
+// Largest square-ish tile whose working set (padded input, float intermediates, output) fits
+// `budget_bytes`, rounded down to `align` pixels, at least 16. Used for device memory budgets.
+int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo& halo, int align = 32);
+
+// Bytes a device needs to process one tile of the given output size (padded input in the pixel
+// type, two float work buffers of the padded size, output in the pixel type).
+std::size_t tile_working_set(int out_w, int out_h, const Format& fmt, const Halo& halo);
+
+}  // namespace tf

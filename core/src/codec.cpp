@@ -1,0 +1,224 @@
+// Decode and encode. stb_image reads PNG, JPEG, BMP, TGA, GIF, HDR, PNM, PSD; stb_image_write
+// writes PNG (8-bit), JPEG, BMP, TGA, HDR. OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG
+// and float TIFF. Sizes are checked from the header before any pixel memory is allocated.
+#include "tilefilter/codec.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include "codec_opencv.hpp"
+#include "tilefilter/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf {
+
+namespace {
+
+std::string extension_of(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+bool one_of(const std::string& ext, std::initializer_list<const char*> list) {
+  return std::any_of(list.begin(), list.end(), [&](const char* e) { return ext == e; });
+}
+
+const std::initializer_list<const char*> kStbRead = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".hdr", ".pnm", ".ppm", ".pgm", ".psd"};
+const std::initializer_list<const char*> kOpenCvOnly = {".tif", ".tiff", ".webp", ".pfm", ".jp2", ".exr"};
+
+Error decode_error(const std::string& name, const std::string& why) {
+  return Error(ErrorKind::Decode, fmt::format("{}: {}", name, why));
+}
+
+// stb accepts some truncated JPEGs (it pads missing data); a complete one has an end-of-image marker
+// after its last start-of-scan.
+bool jpeg_looks_complete(std::span<const unsigned char> b) {
+  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return true;  // not a JPEG: stb decides
+  std::size_t last_sos = 0, last_eoi = 0;
+  for (std::size_t i = 2; i + 1 < b.size(); ++i) {
+    if (b[i] != 0xFF) continue;
+    if (b[i + 1] == 0xDA) last_sos = i;
+    else if (b[i + 1] == 0xD9) last_eoi = i;
+  }
+  return last_eoi > last_sos;
+}
+
+Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+                      const PixelAllocator& alloc) {
+  const auto* data = bytes.data();
+  const int len = static_cast<int>(bytes.size());
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(data, len, &w, &h, &comp))
+    throw decode_error(name, fmt::format("not a readable image ({})", stbi_failure_reason()));
+  if (w <= 0 || h <= 0) throw decode_error(name, "image has no pixels");
+  if (static_cast<long long>(w) * h > limits.max_pixels)
+    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {} pixels exceeds the limit of {} pixels", name, w, h,
+                                              static_cast<long long>(w) * h, limits.max_pixels));
+  if (!jpeg_looks_complete(bytes)) throw decode_error(name, "truncated JPEG (no end-of-image marker)");
+  const int channels = comp == 2 ? 4 : comp;  // gray+alpha becomes RGBA
+  PixelType type = PixelType::U8;
+  void* pixels = nullptr;
+  if (stbi_is_hdr_from_memory(data, len)) {
+    type = PixelType::F32;
+    pixels = stbi_loadf_from_memory(data, len, &w, &h, &comp, channels);
+  } else if (stbi_is_16_bit_from_memory(data, len)) {
+    type = PixelType::U16;
+    pixels = stbi_load_16_from_memory(data, len, &w, &h, &comp, channels);
+  } else {
+    pixels = stbi_load_from_memory(data, len, &w, &h, &comp, channels);
+  }
+  if (!pixels) throw decode_error(name, fmt::format("decode failed ({})", stbi_failure_reason()));
+  std::unique_ptr<void, void (*)(void*)> guard(pixels, stbi_image_free);
+  Image img(w, h, Format{type, channels}, alloc);
+  const std::size_t row = img.view().row_bytes();
+  for (int y = 0; y < h; ++y) std::memcpy(img.view().row(y), static_cast<const std::byte*>(pixels) + row * y, row);
+  return img;
+}
+
+std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, fmt::format("{}: no such file", path));
+  if (fs::is_directory(status)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not an image", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
+  if (size == 0) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", path));
+  if (size > limits.max_file_bytes)
+    throw Error(ErrorKind::Limit, fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
+  if (size > static_cast<std::size_t>(INT32_MAX)) throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
+  std::vector<unsigned char> bytes(size);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
+  return bytes;
+}
+
+void write_all(std::FILE* f, const void* data, std::size_t n, bool& ok) {
+  if (n && std::fwrite(data, 1, n, f) != n) ok = false;
+}
+
+void stb_sink(void* context, void* data, int size) {
+  auto* v = static_cast<std::vector<unsigned char>*>(context);
+  v->insert(v->end(), static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + size);
+}
+
+// Contiguous copy of the rows (stb wants tightly packed pixels or a stride).
+std::vector<unsigned char> encode_with_stb(const std::string& ext, const ImageView& img, int quality) {
+  std::vector<unsigned char> out;
+  const int w = img.width, h = img.height, c = img.format.channels;
+  std::vector<std::byte> packed(img.row_bytes() * h);
+  for (int y = 0; y < h; ++y) std::memcpy(packed.data() + img.row_bytes() * y, img.row(y), img.row_bytes());
+  int ok = 0;
+  if (ext == ".png") ok = stbi_write_png_to_func(stb_sink, &out, w, h, c, packed.data(), static_cast<int>(img.row_bytes()));
+  else if (ext == ".jpg" || ext == ".jpeg") ok = stbi_write_jpg_to_func(stb_sink, &out, w, h, c, packed.data(), quality);
+  else if (ext == ".bmp") ok = stbi_write_bmp_to_func(stb_sink, &out, w, h, c, packed.data());
+  else if (ext == ".tga") ok = stbi_write_tga_to_func(stb_sink, &out, w, h, c, packed.data());
+  else if (ext == ".hdr") ok = stbi_write_hdr_to_func(stb_sink, &out, w, h, c, reinterpret_cast<const float*>(packed.data()));
+  if (!ok) throw Error(ErrorKind::Io, "stb_image_write failed");
+  return out;
+}
+
+}  // namespace
+
+bool have_opencv_codecs() { return opencv_codecs::available(); }
+
+std::vector<std::string> readable_extensions() {
+  std::vector<std::string> v(kStbRead.begin(), kStbRead.end());
+  if (have_opencv_codecs()) v.insert(v.end(), kOpenCvOnly.begin(), kOpenCvOnly.end());
+  return v;
+}
+
+bool is_image_extension(const std::string& path) {
+  const auto ext = extension_of(path);
+  auto v = readable_extensions();
+  return std::find(v.begin(), v.end(), ext) != v.end();
+}
+
+std::string codec_for(const std::string& path) {
+  return one_of(extension_of(path), kOpenCvOnly) ? "opencv" : "stb";
+}
+
+bool can_encode(const std::string& path, const Format& format, std::string* why) {
+  const auto ext = extension_of(path);
+  auto fail = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (have_opencv_codecs() && opencv_codecs::can_write(ext, format)) return true;
+  if (format.type == PixelType::U8 && one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"})) return true;
+  if (format.type == PixelType::F32 && ext == ".hdr" && format.channels >= 3) return true;
+  if (!one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".hdr", ".tif", ".tiff", ".webp", ".pfm"}))
+    return fail(fmt::format("unknown output format '{}' (use .png, .jpg, .tif, ...)", ext));
+  return fail(fmt::format("cannot write {} {} images in this build{}", to_string(format), ext,
+                          have_opencv_codecs() ? "" : " (needs OpenCV: 16-bit and float go to .png/.tif through OpenCV)"));
+}
+
+Image decode_memory(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+                    const PixelAllocator& alloc) {
+  if (bytes.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", name));
+  if (bytes.size() > limits.max_file_bytes)
+    throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
+  int w = 0, h = 0, comp = 0;
+  const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
+  if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
+  return decode_with_stb(bytes, name, limits, alloc);
+}
+
+Image decode_file(const std::string& path, const Limits& limits, const PixelAllocator& alloc) {
+  const auto bytes = read_file(path, limits);
+  return decode_memory(bytes, path, limits, alloc);
+}
+
+std::string temporary_name_for(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path p(path);
+  return (p.parent_path() / fmt::format(".{}.tf-{}-{}.tmp", p.filename().string(), ::getpid(), counter++)).string();
+}
+
+void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options) {
+  std::string why;
+  if (!can_encode(path, image.format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  const auto ext = extension_of(path);
+  const int quality = std::clamp(options.quality, 1, 100);
+  std::vector<unsigned char> bytes;
+  const bool stb = image.format.type == PixelType::U8 ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
+                                                      : ext == ".hdr";
+  try {
+    bytes = stb ? encode_with_stb(ext, image, quality) : opencv_codecs::encode(ext, image, quality);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Io, fmt::format("{}: cannot encode ({})", path, e.what()));
+  }
+  const std::string tmp = temporary_name_for(path);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(ErrorKind::Io, fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  bool ok = true;
+  write_all(f, bytes.data(), bytes.size(), ok);
+  if (std::fflush(f) != 0) ok = false;
+  const int saved = errno;
+  if (std::fclose(f) != 0) ok = false;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::Io, fmt::format("{}: write failed ({})", path, std::strerror(saved)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::Io, fmt::format("{}: cannot rename into place ({})", path, std::strerror(e)));
+  }
+}
+
+}  // namespace tf

@@ -1,0 +1,48 @@
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tilefilter/cpu.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::cpu {
+
+namespace {
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(int ordinal, double slowdown) : slowdown_(slowdown) {
+    info_.id = fmt::format("cpu{}", ordinal);
+    info_.name = slowdown > 1 ? fmt::format("CPU worker {} (slowed x{})", ordinal, slowdown) : fmt::format("CPU worker {}", ordinal);
+    info_.kind = DeviceKind::Cpu;
+    info_.ordinal = ordinal;
+  }
+  const DeviceInfo& info() const override { return info_; }
+  // Tiles that stay in L2/L3 and leave enough of them for every worker to balance.
+  int max_tile_side(const TileJob&) const override { return 512; }
+
+  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
+               int device_index) override {
+    if (job.faults.all_devices && job.faults.should_fail(info_.id, tile.index, attempt))
+      throw Error(ErrorKind::Device, fmt::format("{}: injected fault on tile {}", info_.id, tile.index));
+    const double t0 = telemetry.now();
+    filter_tile(job, tile);
+    if (slowdown_ > 1) {
+      const double spent = telemetry.now() - t0;
+      std::this_thread::sleep_for(std::chrono::duration<double>(spent * (slowdown_ - 1) + 1e-4 * slowdown_));
+    }
+    telemetry.add({device_index, lane, StageKind::Compute, tile.index, t0, telemetry.now(),
+                   static_cast<std::size_t>(tile.out.area()) * job.src.format.pixel_bytes()});
+  }
+
+ private:
+  DeviceInfo info_;
+  double slowdown_;
+};
+
+}  // namespace
+
+DevicePtr make_cpu_device(int ordinal, double slowdown) { return std::make_shared<CpuDevice>(ordinal, slowdown); }
+
+}  // namespace tf::cpu

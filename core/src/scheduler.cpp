@@ -1,0 +1,271 @@
+// One queue of tiles pulled by every lane of every device (the queue balances unequal devices).
+#include "tilefilter/scheduler.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tilefilter/cpu.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf {
+
+namespace {
+
+bool debug_log() {
+  static const bool on = std::getenv("TILEFILTER_DEBUG") != nullptr;
+  return on;
+}
+
+struct QueuedTile {
+  Tile tile;
+  int attempt = 0;
+  std::set<int> failed_on;  // device indices
+};
+
+// Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
+std::pair<int, int> choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s) {
+  if (s.tile_width > 0 && s.tile_height > 0) return {s.tile_width, s.tile_height};
+  if (s.tile_width > 0 || s.tile_height > 0) {
+    const int side = std::max(s.tile_width, s.tile_height);
+    return {side, side};
+  }
+  int side = 1 << 30;
+  int lanes = 0;
+  for (const auto& d : devices) {
+    side = std::min(side, d->max_tile_side(job));
+    lanes += d->lanes();
+  }
+  const long long pixels = static_cast<long long>(job.src.width) * job.src.height;
+  // Split further while some lane would get nothing, but not below 256x256 (halo overhead).
+  while (side > 256 && pixels / (static_cast<long long>(side) * side) < lanes) side /= 2;
+  side = std::max(16, side);
+  return {std::min(side, job.src.width), std::min(side, job.src.height)};
+}
+
+class Run {
+ public:
+  Run(const TileJob& job, const std::vector<DevicePtr>& devices, const JobOptions& opt, std::vector<Tile> tiles,
+      Telemetry& telemetry, JobReport& report)
+      : job_(job), devices_(devices), opt_(opt), telemetry_(telemetry), report_(report), total_(static_cast<int>(tiles.size())) {
+    for (auto& t : tiles) queue_.push_back({t, 0, {}});
+    report_.tiles_per_device.assign(devices.size() + 1, 0);
+  }
+
+  void execute() {
+    std::vector<int> active;
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+      try {
+        devices_[d]->begin(job_);
+        active.push_back(d);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex_);
+        report_.failures.push_back({-1, devices_[d]->info().id, e.what()});
+        excluded_devices_.insert(d);
+      }
+    }
+    std::vector<std::thread> workers;
+    for (int d : active)
+      for (int lane = 0; lane < devices_[d]->lanes(); ++lane) workers.emplace_back([this, d, lane] { work(d, lane); });
+    if (active.empty()) work_on_fallback();  // every device failed to start: the CPU does it all
+    for (auto& w : workers) w.join();
+    for (int d : active) devices_[d]->end();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  bool cancelled() const { return opt_.cancel && opt_.cancel->load(); }
+
+  // Next tile this device may take; waits while other workers still hold tiles that could come back.
+  std::optional<QueuedTile> next(int device) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (error_ || cancelled()) return std::nullopt;
+      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTile& q) { return !q.failed_on.count(device); });
+      if (it != queue_.end()) {
+        QueuedTile t = std::move(*it);
+        queue_.erase(it);
+        ++in_flight_;
+        return t;
+      }
+      if (in_flight_ == 0 && queue_.empty()) return std::nullopt;
+      if (in_flight_ == 0) return std::nullopt;  // only tiles this device failed on; others will take them
+      cv_.wait(lock);
+    }
+  }
+
+  void finished(bool ok) {
+    int done = 0;
+    {
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+      if (ok) done = ++done_;
+    }
+    cv_.notify_all();
+    if (ok && opt_.progress) opt_.progress(done, total_);
+  }
+
+  void run_on_fallback(const QueuedTile& q) {
+    // Last resort: the reference path in this thread. Its failure fails the job.
+    const int index = static_cast<int>(devices_.size());
+    const double t0 = telemetry_.now();
+    cpu::filter_tile(job_, q.tile);
+    telemetry_.add({index, 0, StageKind::Compute, q.tile.index, t0, telemetry_.now(),
+                    static_cast<std::size_t>(q.tile.out.area()) * job_.src.format.pixel_bytes()});
+    std::lock_guard lock(mutex_);
+    ++report_.tiles_per_device[index];
+  }
+
+  void work(int device, int lane) {
+    Device& dev = *devices_[device];
+    while (auto q = next(device)) {
+      bool ok = false;
+      try {
+        if (debug_log())
+          std::fprintf(stderr, "[scheduler] tile %d (%d,%d) %dx%d -> %s lane %d\n", q->tile.index, q->tile.out.x,
+                       q->tile.out.y, q->tile.out.width, q->tile.out.height, dev.info().id.c_str(), lane);
+        dev.process(job_, q->tile, lane, q->attempt, telemetry_, device);
+        std::lock_guard lock(mutex_);
+        ++report_.tiles_per_device[device];
+        ok = true;
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard lock(mutex_);
+          report_.failures.push_back({q->tile.index, dev.info().id, e.what()});
+        }
+        q->failed_on.insert(device);
+        ++q->attempt;
+        if (q->failed_on.size() + excluded_devices_.size() >= devices_.size()) {
+          try {
+            run_on_fallback(*q);
+            ok = true;
+          } catch (...) {
+            std::lock_guard lock(mutex_);
+            if (!error_) error_ = std::current_exception();
+          }
+        } else {
+          std::lock_guard lock(mutex_);
+          queue_.push_front(std::move(*q));  // retried next, on another device
+        }
+      }
+      finished(ok);
+    }
+  }
+
+  void work_on_fallback() {
+    while (!queue_.empty() && !cancelled()) {
+      QueuedTile q = std::move(queue_.front());
+      queue_.pop_front();
+      run_on_fallback(q);
+      ++done_;
+      if (opt_.progress) opt_.progress(done_, total_);
+    }
+  }
+
+  const TileJob& job_;
+  const std::vector<DevicePtr>& devices_;
+  const JobOptions& opt_;
+  Telemetry& telemetry_;
+  JobReport& report_;
+  const int total_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<QueuedTile> queue_;
+  std::set<int> excluded_devices_;
+  int in_flight_ = 0;
+  int done_ = 0;
+  std::exception_ptr error_;
+};
+
+void check_arguments(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices) {
+  if (!src.data || !dst.data) throw Error(ErrorKind::InvalidArgument, "empty image");
+  if (src.width != dst.width || src.height != dst.height || !(src.format == dst.format))
+    throw Error(ErrorKind::InvalidArgument, "source and destination differ in size or format");
+  if (src.data == dst.data) throw Error(ErrorKind::InvalidArgument, "source and destination are the same memory");
+  if (chain.empty()) throw Error(ErrorKind::InvalidArgument, "empty filter chain");
+  if (chain.size() > kMaxChainLength) throw Error(ErrorKind::Limit, "filter chain too long");
+  if (devices.empty()) throw Error(ErrorKind::InvalidArgument, "no device");
+}
+
+JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices,
+                   const JobOptions& options, Telemetry& telemetry) {
+  TileJob job{src, dst, &chain, options.border, options.faults};
+  JobReport report;
+  auto [tw, th] = choose_tile_size(job, devices, options.schedule);
+  report.tile_width = tw;
+  report.tile_height = th;
+  auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), tw, th);
+  report.tiles = static_cast<int>(tiles.size());
+  Run run(job, devices, options, std::move(tiles), telemetry, report);
+  run.execute();
+  if (options.cancel && options.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+  return report;
+}
+
+}  // namespace
+
+JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices,
+                     const JobOptions& options) {
+  check_arguments(src, dst, chain, devices);
+  for (auto& d : devices)
+    if (options.schedule.streams_per_device > 0) d->set_lanes(options.schedule.streams_per_device);
+  Telemetry telemetry;
+  const double t0 = telemetry.now();
+
+  // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
+  // otherwise (wrap borders, images smaller than the halo) it runs filter by filter.
+  TileJob probe{src, dst, &chain, options.border, options.faults};
+  auto [tw, th] = choose_tile_size(probe, devices, options.schedule);
+  bool one_pass = true;
+  for (const auto& t : plan_tiles(src.width, src.height, chain_halo(chain), tw, th))
+    if (!cpu::chain_fits_tile(chain, t, src.width, src.height, options.border.mode)) { one_pass = false; break; }
+
+  JobReport report;
+  if (one_pass) {
+    report = run_pass(src, dst, chain, devices, options, telemetry);
+  } else {
+    Image scratch[2];
+    ImageView in = src;
+    for (std::size_t s = 0; s < chain.size(); ++s) {
+      const bool last = s + 1 == chain.size();
+      ImageView out = dst;
+      if (!last) {
+        Image& buf = scratch[s % 2];
+        if (buf.empty()) buf = Image(src.width, src.height, src.format);
+        out = buf.view();
+      }
+      Chain single{chain[s]};
+      JobReport pass = run_pass(in, out, single, devices, options, telemetry);
+      if (s == 0) report = pass;
+      else {
+        report.tiles += pass.tiles;
+        for (std::size_t d = 0; d < pass.tiles_per_device.size(); ++d) report.tiles_per_device[d] += pass.tiles_per_device[d];
+        report.failures.insert(report.failures.end(), pass.failures.begin(), pass.failures.end());
+      }
+      in = out;
+    }
+    report.passes = static_cast<int>(chain.size());
+  }
+  report.wall_s = telemetry.now() - t0;
+  for (auto& d : devices) report.device_names.push_back(d->info().id);
+  report.device_names.push_back("cpu-fallback");
+  report.records = telemetry.records();
+  return report;
+}
+
+Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& options,
+                   JobReport* report) {
+  Image dst(src.width(), src.height(), src.format());
+  JobReport r = run_filter(src.view(), dst.view(), chain, devices, options);
+  if (report) *report = std::move(r);
+  return dst;
+}
+
+}  // namespace tf

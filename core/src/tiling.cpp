@@ -1,0 +1,46 @@
+#include "tilefilter/tiling.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tilefilter/error.hpp"
+
+namespace tf {
+
+std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_width, int tile_height) {
+  if (width <= 0 || height <= 0) throw Error(ErrorKind::InvalidArgument, "cannot tile an empty image");
+  if (tile_width <= 0 || tile_height <= 0)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("invalid tile size {}x{}", tile_width, tile_height));
+  std::vector<Tile> tiles;
+  for (int y = 0; y < height; y += tile_height) {
+    for (int x = 0; x < width; x += tile_width) {
+      Tile t;
+      t.index = static_cast<int>(tiles.size());
+      t.out = {x, y, std::min(tile_width, width - x), std::min(tile_height, height - y)};
+      t.in = {x - halo.left, y - halo.top, t.out.width + halo.left + halo.right, t.out.height + halo.top + halo.bottom};
+      tiles.push_back(t);
+    }
+  }
+  return tiles;
+}
+
+std::size_t tile_working_set(int out_w, int out_h, const Format& fmt, const Halo& halo) {
+  const std::size_t pw = static_cast<std::size_t>(out_w) + halo.left + halo.right;
+  const std::size_t ph = static_cast<std::size_t>(out_h) + halo.top + halo.bottom;
+  const std::size_t padded = pw * ph * fmt.channels;
+  return padded * bytes_per_sample(fmt.type) + 2 * padded * sizeof(float) +
+         static_cast<std::size_t>(out_w) * out_h * fmt.pixel_bytes();
+}
+
+int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo& halo, int align) {
+  // Working set grows with side^2; solve roughly, then step down until it fits.
+  const double per_pixel = fmt.channels * (bytes_per_sample(fmt.type) * 2.0 + 2.0 * sizeof(float));
+  int side = static_cast<int>(std::sqrt(static_cast<double>(budget_bytes) / per_pixel));
+  side = std::max(16, side / align * align);
+  while (side > 16 && tile_working_set(side, side, fmt, halo) > budget_bytes) side = std::max(16, side - align);
+  return side;
+}
+
+}  // namespace tf
