@@ -31,7 +31,7 @@ float photo_value(std::uint32_t seed, int w, int h, int x, int y, int c) {
     if (dx * dx + dy * dy < r * r) val += (k % 2 ? 0.2f : -0.2f) * (1.0f + 0.3f * c);
   }
   val += 0.08f * std::sin(x * 0.37f + c) * std::cos(y * 0.23f);
-  val += 0.12f * (unit_noise(seed, x, y, c) - 0.5f);
+  val += 0.03f * (unit_noise(seed, x, y, c) - 0.5f);
   return std::clamp(val, 0.0f, 1.0f);
 }
 
@@ -39,7 +39,7 @@ float chart_value(std::uint32_t seed, int x, int y, int c) {
   const bool check = ((x / 8) + (y / 8)) % 2 == 0;
   float v = check ? 0.85f : 0.15f;
   v += 0.1f * ((x + 3 * c) % 16) / 16.0f;
-  return std::clamp(v + 0.02f * unit_noise(seed, x, y, c), 0.0f, 1.0f);
+  return std::clamp(v + 0.004f * unit_noise(seed, x, y, c), 0.0f, 1.0f);
 }
 
 }  // namespace

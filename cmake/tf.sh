@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The README's two commands:
+#   cmake/tf.sh run    install what is missing, build, run the main job on the bundled samples
+#                      (opens the GUI when there is a display, else filters the samples in batch)
+#   cmake/tf.sh test   install what is missing, build, run every test
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+verb=${1:-}
+case "$verb" in run|test|build|deps) ;; *) echo "usage: cmake/tf.sh run|test" >&2; exit 2 ;; esac
+
+packages=(build-essential cmake ninja-build pkg-config git
+  libstb-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev fonts-dejavu-core xvfb xauth)
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "tf.sh: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  cmake --preset release
+  cmake --build --preset release -j "$(nproc)"
+}
+
+install_deps
+[ "$verb" = deps ] && exit 0
+build
+case "$verb" in
+  test)
+    ctest --preset release -j "$(nproc)"
+    ;;
+  run)
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/app/gui/tilefilter-gui ]; then
+      exec build/app/gui/tilefilter-gui "resources/samples/$(ls resources/samples | grep -m1 -E '\.(png|jpg)$')"
+    fi
+    mkdir -p out/samples
+    build/app/cli/tilefilter devices
+    build/app/cli/tilefilter batch resources/samples out/samples --filter unsharp:sigma=2,amount=1.5 --report out/samples/report.json
+    echo "tf.sh: filtered the samples into $here/out/samples (report: out/samples/report.json)"
+    ;;
+esac
