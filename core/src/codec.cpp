@@ -55,6 +55,23 @@ bool jpeg_looks_complete(std::span<const unsigned char> b) {
   return last_eoi > last_sos;
 }
 
+void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits) {
+  if (w * h > limits.max_pixels)
+    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {} pixels exceeds the limit of {} pixels", name, w, h, w * h,
+                                              limits.max_pixels));
+}
+
+// stb refuses PNG headers over 2^30 bytes before telling the size; the limit check must still come
+// first, so the size is read from the IHDR chunk (fixed offsets 16..23, big-endian).
+void check_png_header_limit(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
+  static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+  if (b.size() < 24 || std::memcmp(b.data(), sig, 8) != 0 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;
+  auto be32 = [&](std::size_t i) {
+    return (std::uint32_t(b[i]) << 24) | (std::uint32_t(b[i + 1]) << 16) | (std::uint32_t(b[i + 2]) << 8) | b[i + 3];
+  };
+  check_pixel_limit(name, be32(16), be32(20), limits);
+}
+
 Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
                       const PixelAllocator& alloc) {
   const auto* data = bytes.data();
@@ -62,10 +79,8 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(data, len, &w, &h, &comp))
     throw decode_error(name, fmt::format("not a readable image ({})", stbi_failure_reason()));
+  check_pixel_limit(name, w, h, limits);
   if (w <= 0 || h <= 0) throw decode_error(name, "image has no pixels");
-  if (static_cast<long long>(w) * h > limits.max_pixels)
-    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {} pixels exceeds the limit of {} pixels", name, w, h,
-                                              static_cast<long long>(w) * h, limits.max_pixels));
   if (!jpeg_looks_complete(bytes)) throw decode_error(name, "truncated JPEG (no end-of-image marker)");
   const int channels = comp == 2 ? 4 : comp;  // gray+alpha becomes RGBA
   PixelType type = PixelType::U8;
@@ -79,7 +94,7 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
   } else {
     pixels = stbi_load_from_memory(data, len, &w, &h, &comp, channels);
   }
-  if (!pixels) throw decode_error(name, fmt::format("decode failed ({})", stbi_failure_reason()));
+  if (!pixels) throw decode_error(name, fmt::format("corrupt or truncated image data ({})", stbi_failure_reason()));
   std::unique_ptr<void, void (*)(void*)> guard(pixels, stbi_image_free);
   Image img(w, h, Format{type, channels}, alloc);
   const std::size_t row = img.view().row_bytes();
@@ -172,6 +187,7 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   if (bytes.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", name));
   if (bytes.size() > limits.max_file_bytes)
     throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
+  check_png_header_limit(bytes, name, limits);
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);

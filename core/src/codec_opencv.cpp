@@ -31,7 +31,8 @@ bool available() { return true; }
 
 bool can_write(const std::string& ext, const Format& f) {
   if (ext == ".png") return f.type != PixelType::F32;
-  if (ext == ".tif" || ext == ".tiff") return true;
+  // OpenCV 4.6 does not read back 3-channel float TIFF as written (measured); .pfm holds it losslessly.
+  if (ext == ".tif" || ext == ".tiff") return !(f.type == PixelType::F32 && f.channels == 3);
   if (ext == ".webp") return f.type == PixelType::U8 && f.channels >= 3;
   if (ext == ".pfm") return f.type == PixelType::F32 && f.channels != 4;
   return false;
@@ -45,7 +46,7 @@ Image decode(std::span<const unsigned char> bytes, const std::string& name, cons
   } catch (const cv::Exception& e) {
     throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image ({})", name, e.err));
   }
-  if (m.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image (unknown or corrupt format)", name));
+  if (m.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image (unknown format, or corrupt or truncated data)", name));
   if (static_cast<long long>(m.cols) * m.rows > limits.max_pixels)
     throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} pixels exceeds the limit of {} pixels", name, m.cols, m.rows, limits.max_pixels));
   if (m.channels() == 2) throw Error(ErrorKind::Decode, fmt::format("{}: 2-channel images are not supported", name));

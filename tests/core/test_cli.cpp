@@ -1,1 +1,143 @@
+// `tilefilter` as a user runs it: bad input gets one clear line naming the file and the reason, a
+// non-zero exit code, and no output file; good input matches the library.
+#include <fstream>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
 #include "test_support.hpp"
+#include "tilefilter/codec.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace tf {
+namespace {
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    input = dir / "in.png";
+    encode_file(input, test::random_image(123, 77, Format{PixelType::U8, 3}, 21).view());
+    output = dir / "out.png";
+  }
+  // Runs a failing command: checks exit code, a message naming `names`, and no output left behind.
+  void expect_failure(const std::string& args, const std::string& names, const std::string& reason) {
+    std::string out;
+    const int rc = test::run_cli(args, &out);
+    EXPECT_NE(rc, 0) << args << "\n" << out;
+    EXPECT_NE(out.find(names), std::string::npos) << "message should name " << names << ":\n" << out;
+    EXPECT_NE(out.find(reason), std::string::npos) << "message should say " << reason << ":\n" << out;
+    EXPECT_FALSE(std::filesystem::exists(output)) << args;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path))
+      EXPECT_EQ(e.path().filename().string().find(".tf-"), std::string::npos) << "temporary left: " << e.path();
+  }
+  test::TempDir dir;
+  std::string input, output;
+};
+
+TEST_F(Cli, ApplyMatchesTheLibrary) {
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f gaussian:sigma=2 -f sharpen --devices cpu:3 --tile 32", input, output), &out), 0) << out;
+  const Image src = decode_file(input);
+  JobOptions opt;
+  const Image expected = filter_image(src, parse_chain({"gaussian:sigma=2", "sharpen"}), select_devices("cpu:1").devices, opt);
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
+}
+
+TEST_F(Cli, BorderAndValueReachTheJob) {
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f box:radius=5 --border constant --border-value 255 -q", input, output)), 0);
+  const Image src = decode_file(input);
+  JobOptions opt;
+  opt.border = {BorderMode::Constant, 255};
+  const Image expected = filter_image(src, parse_chain({"box:radius=5"}), select_devices("cpu:1").devices, opt);
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
+}
+
+TEST_F(Cli, HelpVersionFiltersDevices) {
+  std::string out;
+  EXPECT_EQ(test::run_cli("--version", &out), 0);
+  EXPECT_NE(out.find("tilefilter"), std::string::npos);
+  for (const char* sub : {"apply", "filters", "devices", "generate", "batch", "bench"}) {
+    EXPECT_EQ(test::run_cli(fmt::format("{} --help", sub), &out), 0) << sub;
+    EXPECT_NE(out.find("--"), std::string::npos) << sub;
+  }
+  EXPECT_EQ(test::run_cli("filters", &out), 0);
+  for (const char* f : {"box", "gaussian", "sharpen", "unsharp", "sobel", "laplacian", "emboss", "custom"})
+    EXPECT_NE(out.find(f), std::string::npos) << f;
+  EXPECT_EQ(test::run_cli("devices --devices cpu:2", &out), 0) << out;
+  EXPECT_NE(out.find("cpu1"), std::string::npos) << out;
+}
+
+TEST_F(Cli, MissingFile) { expect_failure(fmt::format("apply {} {} -f box", dir / "nope.png", output), "nope.png", "no such file"); }
+
+TEST_F(Cli, DirectoryInsteadOfFile) {
+  std::filesystem::create_directory(dir / "d.png");
+  expect_failure(fmt::format("apply {} {} -f box", dir / "d.png", output), "d.png", "directory");
+}
+
+TEST_F(Cli, ZeroByteFile) {
+  std::ofstream(dir / "zero.png").close();
+  expect_failure(fmt::format("apply {} {} -f box", dir / "zero.png", output), "zero.png", "empty");
+}
+
+TEST_F(Cli, TruncatedPngAndJpeg) {
+  const Image img = make_test_image(200, 150, Format{PixelType::U8, 3}, 9);
+  for (const char* ext : {".png", ".jpg"}) {
+    const std::string whole = dir / (std::string("whole") + ext), cut = dir / (std::string("cut") + ext);
+    encode_file(whole, img.view());
+    const auto size = std::filesystem::file_size(whole);
+    std::filesystem::copy_file(whole, cut);
+    std::filesystem::resize_file(cut, size * 2 / 3);
+    expect_failure(fmt::format("apply {} {} -f box", cut, output), cut, "truncated");
+  }
+}
+
+TEST_F(Cli, TextFileNamedPng) {
+  std::ofstream(dir / "text.png") << "hello, not an image\n";
+  expect_failure(fmt::format("apply {} {} -f box", dir / "text.png", output), "text.png", "not a readable image");
+}
+
+TEST_F(Cli, OverThePixelLimit) {
+  expect_failure(fmt::format("apply {} {} -f box --pixel-limit 5000", input, output), "in.png", "exceeds the limit");
+}
+
+TEST_F(Cli, UnknownFilterAndParameter) {
+  expect_failure(fmt::format("apply {} {} -f blurry", input, output), "blurry", "unknown filter");
+  expect_failure(fmt::format("apply {} {} -f gaussian:sigmaa=1", input, output), "sigmaa", "unknown parameter");
+  expect_failure(fmt::format("apply {} {} -f box --border mirror", input, output), "mirror", "--border");
+}
+
+TEST_F(Cli, MalformedAndEmptyKernelFiles) {
+  std::ofstream(dir / "bad.txt") << "1 2 3\n4 5\n";
+  std::ofstream(dir / "empty.txt").close();
+  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "bad.txt"), "bad.txt", "row has 2 numbers");
+  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "empty.txt"), "empty.txt", "no numbers");
+}
+
+TEST_F(Cli, UnwritableOutput) {
+  std::filesystem::create_directory(dir / "ro");
+  ::chmod((dir / "ro").c_str(), 0555);
+  output = dir / "ro/out.png";
+  if (::geteuid() == 0) {
+    // root ignores permissions; a missing folder is the unwritable case that remains.
+    output = dir / "missing-folder/out.png";
+    expect_failure(fmt::format("apply {} {} -f box", input, output), "out.png", "cannot write");
+  } else {
+    expect_failure(fmt::format("apply {} {} -f box", input, output), "out.png", "cannot write");
+  }
+}
+
+TEST_F(Cli, OutputEqualsInput) {
+  const auto before = std::filesystem::file_size(input);
+  std::string out;
+  EXPECT_NE(test::run_cli(fmt::format("apply {} {} -f box", input, input), &out), 0);
+  EXPECT_NE(out.find("output is the input"), std::string::npos) << out;
+  EXPECT_EQ(std::filesystem::file_size(input), before);
+}
+
+TEST_F(Cli, OutputFormatThatCannotHoldTheImage) {
+  output = dir / "out.xyz";
+  expect_failure(fmt::format("apply {} {} -f box", input, output), "out.xyz", "unknown output format");
+}
+
+}  // namespace
+}  // namespace tf

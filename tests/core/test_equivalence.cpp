@@ -1,1 +1,170 @@
+// Bitwise equality where the contract promises it: tiled = untiled for any tile size, cpu:1 = cpu:4,
+// a chain = its filters applied one by one, unequal devices and failing devices change nothing.
+#include <fstream>
+
+#include <fmt/format.h>
+
 #include "test_support.hpp"
+#include "tilefilter/cpu.hpp"
+#include "tilefilter/error.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace tf {
+namespace {
+
+std::vector<DevicePtr> cpus(int n) { return select_devices(fmt::format("cpu:{}", n)).devices; }
+
+Image run(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices, Border border, int tile = 0,
+          JobReport* report = nullptr) {
+  JobOptions opt;
+  opt.border = border;
+  opt.schedule.tile_width = opt.schedule.tile_height = tile;
+  return filter_image(src, chain, devices, opt, report);
+}
+
+// The untiled reference: one tile covering the whole image, one worker.
+Image untiled(const Image& src, const Chain& chain, Border border) {
+  return run(src, chain, cpus(1), border, std::max(src.width(), src.height()));
+}
+
+std::string asymmetric_kernel_file() {
+  const auto path = (std::filesystem::temp_directory_path() / "tf-eq-kernel.txt").string();
+  std::ofstream(path) << "0.1 0.2 -0.3 0.05\n0.4 -0.1 0.2 0.3\n# even-sized, off-centre anchor\n";
+  return path;
+}
+
+const BorderMode kModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
+                             BorderMode::Wrap};
+
+TEST(Equivalence, TiledEqualsUntiledForEverySizeTileBorderAndType) {
+  const Chain chain = parse_chain({"gaussian:sigma=1.3", "custom:file=" + asymmetric_kernel_file(), "sobel"});
+  const std::pair<int, int> sizes[] = {{1, 1}, {7, 3}, {4097, 33}};
+  std::uint32_t seed = test::test_seed(300);
+  for (auto [w, h] : sizes)
+    for (auto type : {PixelType::U8, PixelType::U16, PixelType::F32})
+      for (int channels : {1, 3, 4})
+        for (auto mode : kModes) {
+          SCOPED_TRACE(::testing::Message() << w << "x" << h << " " << to_string(Format{type, channels}) << " "
+                                            << to_string(mode) << " seed " << seed);
+          const Image src = test::random_image(w, h, Format{type, channels}, seed++);
+          const Border border{mode, 40};
+          const Image ref = untiled(src, chain, border);
+          for (int tile : {16, 37, 256, 4096})
+            EXPECT_TRUE(same_pixels(run(src, chain, cpus(3), border, tile).view(), ref.view())) << "tile " << tile;
+        }
+}
+
+TEST(Equivalence, TiledEqualsUntiledOnAMegapixel) {
+  const Chain chain = parse_chain({"unsharp:sigma=2,amount=1", "emboss"});
+  std::uint32_t seed = test::test_seed(400);
+  for (auto mode : {BorderMode::Reflect101, BorderMode::Wrap}) {
+    SCOPED_TRACE(::testing::Message() << to_string(mode) << " seed " << seed);
+    const Image src = test::random_image(1000, 1000, Format{PixelType::U8, 4}, seed++);
+    const Image ref = untiled(src, chain, Border{mode});
+    for (int tile : {16, 100, 512, 4096})
+      EXPECT_TRUE(same_pixels(run(src, chain, cpus(4), Border{mode}, tile).view(), ref.view())) << "tile " << tile;
+  }
+}
+
+TEST(Equivalence, NonSquareTiles) {
+  const Chain chain = parse_chain({"box:radius=4"});
+  const Image src = test::random_image(301, 203, Format{PixelType::F32, 3}, test::test_seed(5));
+  const Image ref = untiled(src, chain, Border{});
+  JobOptions opt;
+  opt.schedule = {17, 64, 0};
+  EXPECT_TRUE(same_pixels(filter_image(src, chain, cpus(2), opt).view(), ref.view()));
+}
+
+TEST(Equivalence, OneWorkerEqualsFourWorkers) {
+  const Chain chain = parse_chain({"gaussian:sigma=2", "sharpen:amount=0.5"});
+  const Image src = test::random_image(777, 555, Format{PixelType::U16, 3}, test::test_seed(6));
+  EXPECT_TRUE(same_pixels(run(src, chain, cpus(1), Border{}).view(), run(src, chain, cpus(4), Border{}).view()));
+}
+
+TEST(Equivalence, ChainEqualsFiltersOneByOne) {
+  const std::vector<std::string> specs = {"gaussian:sigma=1", "emboss", "custom:file=" + asymmetric_kernel_file(),
+                                          "sobel:dir=magnitude", "box:radius=1"};
+  std::uint32_t seed = test::test_seed(500);
+  for (auto type : {PixelType::U8, PixelType::F32})
+    for (auto mode : kModes)
+      for (auto [w, h] : {std::pair{200, 150}, std::pair{9, 5}}) {
+        SCOPED_TRACE(::testing::Message() << to_string(mode) << " " << to_string(type) << " " << w << "x" << h << " seed " << seed);
+        const Image src = test::random_image(w, h, Format{type, 3}, seed++);
+        const Border border{mode, 12};
+        Image step = src.clone();
+        for (const auto& s : specs) step = run(step, parse_chain({s}), cpus(2), border, 64);
+        JobReport report;
+        const Image chained = run(src, parse_chain(specs), cpus(2), border, 64, &report);
+        EXPECT_TRUE(same_pixels(chained.view(), step.view()));
+        // Wrap and tiny images need the filter-by-filter fallback; the others run in one pass.
+        if (mode != BorderMode::Wrap && w > 100) EXPECT_EQ(report.passes, 1);
+      }
+}
+
+TEST(Scheduler, SlowDeviceGetsFewerTiles) {
+  std::vector<DevicePtr> devices = {cpu::make_cpu_device(0), cpu::make_cpu_device(1, 20.0)};
+  const Image src = test::random_image(1024, 1024, Format{PixelType::U8, 3}, test::test_seed(7));
+  const Chain chain = parse_chain({"gaussian:sigma=2"});
+  JobReport report;
+  const Image out = run(src, chain, devices, Border{}, 64, &report);
+  EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view()));
+  EXPECT_EQ(report.tiles, 256);
+  EXPECT_GT(report.tiles_per_device[0], 3 * report.tiles_per_device[1])
+      << report.tiles_per_device[0] << " vs " << report.tiles_per_device[1];
+}
+
+TEST(Scheduler, FailedTilesAreRetriedElsewhereWithIdenticalOutput) {
+  const Image src = test::random_image(640, 480, Format{PixelType::U8, 4}, test::test_seed(8));
+  const Chain chain = parse_chain({"unsharp:sigma=1.5,amount=2"});
+  JobOptions opt;
+  opt.schedule.tile_width = opt.schedule.tile_height = 64;
+  opt.faults = {0.3, true, 42};
+  JobReport report;
+  const Image out = filter_image(src, chain, cpus(3), opt, &report);
+  EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view()));
+  EXPECT_GT(report.failures.size(), 10u);
+  int total = 0;
+  for (int n : report.tiles_per_device) total += n;
+  EXPECT_EQ(total, report.tiles);
+}
+
+TEST(Scheduler, EveryDeviceFailingFallsBackToTheCpu) {
+  const Image src = test::random_image(300, 200, Format{PixelType::F32, 1}, test::test_seed(9));
+  const Chain chain = parse_chain({"laplacian"});
+  JobOptions opt;
+  opt.schedule.tile_width = opt.schedule.tile_height = 50;
+  opt.faults = {1.0, true, 1};
+  JobReport report;
+  const Image out = filter_image(src, chain, cpus(2), opt, &report);
+  EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view()));
+  EXPECT_EQ(report.tiles_per_device.back(), report.tiles);  // all on the fallback
+}
+
+TEST(Scheduler, CancelStopsTheJob) {
+  const Image src = test::random_image(2000, 2000, Format{PixelType::U8, 3}, test::test_seed(10));
+  std::atomic<bool> cancel{false};
+  JobOptions opt;
+  opt.cancel = &cancel;
+  opt.schedule.tile_width = opt.schedule.tile_height = 64;
+  opt.progress = [&](int done, int) { if (done == 5) cancel = true; };
+  try {
+    filter_image(src, parse_chain({"gaussian:sigma=3"}), cpus(2), opt);
+    FAIL() << "expected cancellation";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Cancelled);
+  }
+}
+
+TEST(Scheduler, ProgressReachesTotal) {
+  const Image src = test::random_image(500, 300, Format{PixelType::U8, 1}, test::test_seed(11));
+  std::atomic<int> last{0}, total{0};
+  JobOptions opt;
+  opt.schedule.tile_width = opt.schedule.tile_height = 100;
+  opt.progress = [&](int done, int t) { last = std::max(last.load(), done); total = t; };
+  filter_image(src, parse_chain({"box"}), cpus(2), opt);
+  EXPECT_EQ(total.load(), 15);
+  EXPECT_EQ(last.load(), 15);
+}
+
+}  // namespace
+}  // namespace tf
