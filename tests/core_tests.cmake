@@ -5,3 +5,9 @@ tf_add_suite(tf_core_tests
 if(TF_HAVE_OPENCV)
   tf_add_suite(tf_oracle_tests SOURCES core/test_opencv_oracle.cpp LABELS core oracle)
 endif()
+
+# Benchmark, not a test: CPU backend vs OpenCV GaussianBlur in one process.
+if(TF_HAVE_OPENCV)
+  add_executable(tf_cpu_bench bench/cpu_vs_opencv.cpp)
+  target_link_libraries(tf_cpu_bench PRIVATE tf_core TF::OpenCV fmt::fmt)
+endif()

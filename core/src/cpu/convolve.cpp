@@ -26,27 +26,64 @@ TF_MULTIVERSION void fma_row(float* __restrict acc, const float* __restrict src,
   for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(src[i], tap, acc[i]);
 }
 
+// Four taps in one sweep: acc = fma(s3, t3, fma(s2, t2, fma(s1, t1, fma(s0, t0, acc)))) — the same
+// order as four single sweeps, with a quarter of the accumulator traffic.
+TF_MULTIVERSION void fma_row4(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* __restrict s3, const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3];
+  for (std::size_t i = 0; i < n; ++i)
+    acc[i] = std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]))));
+}
+
+// acc[i] = sum over k of src_k[i] * taps[k], k in order, where src_k = base + k * step.
+void fma_taps(float* acc, const float* base, std::ptrdiff_t step, const float* taps, int count, std::size_t n) {
+  int k = 0;
+  for (; k + 4 <= count; k += 4)
+    fma_row4(acc, base + k * step, base + (k + 1) * step, base + (k + 2) * step, base + (k + 3) * step, taps + k, n);
+  for (; k < count; ++k) fma_row(acc, base + k * step, taps[k], n);
+}
+
 TF_MULTIVERSION void magnitude_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
                                    std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = std::sqrt(std::fma(a[i], a[i], b[i] * b[i]));
 }
 
-template <class T>
-void quantize_row(float* __restrict p, std::size_t n, float hi) {
+TF_MULTIVERSION void quantize_row(float* __restrict p, std::size_t n, float hi) {
   for (std::size_t i = 0; i < n; ++i) p[i] = std::min(std::max(std::rint(p[i]), 0.0f), hi);
 }
+
+// Type conversions of contiguous samples (exact in both directions for quantized values).
+TF_MULTIVERSION void u8_to_float(const std::uint8_t* __restrict s, float* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+TF_MULTIVERSION void u16_to_float(const std::uint16_t* __restrict s, float* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+TF_MULTIVERSION void float_to_u8(const float* __restrict s, std::uint8_t* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint8_t>(static_cast<int>(s[i]));
+}
+TF_MULTIVERSION void float_to_u16(const float* __restrict s, std::uint16_t* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint16_t>(static_cast<int>(s[i]));
+}
+void to_float(const std::uint8_t* s, float* d, std::size_t n) { u8_to_float(s, d, n); }
+void to_float(const std::uint16_t* s, float* d, std::size_t n) { u16_to_float(s, d, n); }
+void to_float(const float* s, float* d, std::size_t n) { std::memcpy(d, s, n * sizeof(float)); }
 
 Rect shrink(const Rect& r, const Halo& h) {
   return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
 }
 
+// One padded row: the in-image span converted in bulk, the border columns through the map.
 template <class T>
-void load_row(const T* src, const std::vector<int>& xmap, int channels, float fill, float* out) {
-  for (std::size_t x = 0; x < xmap.size(); ++x) {
+void load_row(const T* src, const std::vector<int>& xmap, int x_lo, int x_hi, int channels, float fill, float* out) {
+  const std::size_t C = static_cast<std::size_t>(channels);
+  to_float(src + static_cast<std::size_t>(xmap[x_lo]) * C, out + x_lo * C, static_cast<std::size_t>(x_hi - x_lo) * C);
+  auto border_column = [&](std::size_t x) {
     const int sx = xmap[x];
-    for (int c = 0; c < channels; ++c)
-      out[x * channels + c] = sx < 0 ? fill : static_cast<float>(src[static_cast<std::size_t>(sx) * channels + c]);
-  }
+    for (std::size_t c = 0; c < C; ++c) out[x * C + c] = sx < 0 ? fill : static_cast<float>(src[sx * C + c]);
+  };
+  for (int x = 0; x < x_lo; ++x) border_column(x);
+  for (std::size_t x = x_hi; x < xmap.size(); ++x) border_column(x);
 }
 
 // One convolution over `in`, written into `out` (out.rect = in.rect shrunk by `stage_halo`).
@@ -60,16 +97,17 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
   if (conv.separable) {
     // Row pass over the rows the column pass needs, into a float32 intermediate.
     const int rows = oh + k.height - 1;
-    tmp.assign(static_cast<std::size_t>(rows) * n, 0.0f);
+    tmp.resize(static_cast<std::size_t>(rows) * n);
     for (int r = 0; r < rows; ++r) {
       const float* src = in.row(dy + r) + static_cast<std::size_t>(dx) * C;
       float* acc = tmp.data() + static_cast<std::size_t>(r) * n;
-      for (int kx = 0; kx < k.width; ++kx) fma_row(acc, src + static_cast<std::size_t>(kx) * C, conv.row[kx], n);
+      std::fill(acc, acc + n, 0.0f);
+      fma_taps(acc, src, C, conv.row.data(), k.width, n);
     }
     for (int y = 0; y < oh; ++y) {
       float* acc = out.row(y);
       std::fill(acc, acc + n, 0.0f);
-      for (int ky = 0; ky < k.height; ++ky) fma_row(acc, tmp.data() + static_cast<std::size_t>(y + ky) * n, conv.col[ky], n);
+      fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(), k.height, n);
     }
   } else {
     for (int y = 0; y < oh; ++y) {
@@ -77,7 +115,7 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
       std::fill(acc, acc + n, 0.0f);
       for (int ky = 0; ky < k.height; ++ky) {
         const float* src = in.row(y + dy + ky) + static_cast<std::size_t>(dx) * C;
-        for (int kx = 0; kx < k.width; ++kx) fma_row(acc, src + static_cast<std::size_t>(kx) * C, k.at(kx, ky), n);
+        fma_taps(acc, src, C, &k.taps[static_cast<std::size_t>(ky) * k.width], k.width, n);
       }
     }
   }
@@ -100,6 +138,8 @@ void load_padded(const ImageView& src, const Rect& rect, const Border& border, P
   std::vector<int> xmap(rect.width);
   for (int x = 0; x < rect.width; ++x) xmap[x] = border_index(rect.x + x, src.width, border.mode);
   const float fill = quantized_border_value(border, src.format.type);
+  // The span of the rect inside the image (tiles always overlap the image).
+  const int x_lo = std::clamp(-rect.x, 0, rect.width), x_hi = std::clamp(src.width - rect.x, x_lo, rect.width);
   for (int y = 0; y < rect.height; ++y) {
     float* dst = out.row(y);
     const int sy = border_index(rect.y + y, src.height, border.mode);
@@ -108,9 +148,9 @@ void load_padded(const ImageView& src, const Rect& rect, const Border& border, P
       continue;
     }
     switch (src.format.type) {
-      case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, C, fill, dst); break;
-      case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, C, fill, dst); break;
-      case PixelType::F32: load_row(src.row_as<float>(sy), xmap, C, fill, dst); break;
+      case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
+      case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
+      case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
     }
   }
 }
@@ -131,7 +171,7 @@ void apply_stage(const Stage& stage, const Plane& in, Plane& out) {
 void quantize(Plane& p, PixelType type) {
   if (type == PixelType::F32) return;
   const float hi = type == PixelType::U8 ? 255.0f : 65535.0f;
-  quantize_row<float>(p.data.data(), p.data.size(), hi);
+  quantize_row(p.data.data(), p.data.size(), hi);
 }
 
 void resynthesize_border(Plane& p, int image_width, int image_height, const Border& border) {
@@ -176,16 +216,8 @@ void store(const Plane& p, const ImageView& dst) {
     const int dy = p.rect.y + y;
     const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
     switch (dst.format.type) {
-      case PixelType::U8: {
-        auto* d = dst.row_as<std::uint8_t>(dy) + x0;
-        for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint8_t>(src[i]);
-        break;
-      }
-      case PixelType::U16: {
-        auto* d = dst.row_as<std::uint16_t>(dy) + x0;
-        for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint16_t>(src[i]);
-        break;
-      }
+      case PixelType::U8: float_to_u8(src, dst.row_as<std::uint8_t>(dy) + x0, n); break;
+      case PixelType::U16: float_to_u16(src, dst.row_as<std::uint16_t>(dy) + x0, n); break;
       case PixelType::F32: std::memcpy(dst.row_as<float>(dy) + x0, src, n * sizeof(float)); break;
     }
   }
