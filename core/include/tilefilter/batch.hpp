@@ -3,11 +3,13 @@
 // outputs are written to a temporary name and renamed when complete.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "tilefilter/codec.hpp"
+#include "tilefilter/device.hpp"
 #include "tilefilter/scheduler.hpp"
 #include "tilefilter/telemetry.hpp"
 
@@ -15,24 +17,36 @@ namespace tf {
 
 struct BatchOptions {
   std::string input_dir, output_dir;
-  std::vector<std::string> filters;  // specs, parsed by run_batch
+  std::vector<std::string> filters;  // specs, parsed by run_batch; empty = no filter (decode + encode only)
   bool recursive = false;
+  std::vector<std::string> exclude;  // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
   std::string format = "same";       // same | png | jpg | tiff
-  int quality = 92;
+  int quality = 95;                  // JPEG / WebP, as `tilefilter apply`
   int decode_threads = 0, encode_threads = 0;  // 0 = from the cores
   std::string devices = "all";
+  std::vector<DevicePtr> device_list;  // when not empty, used instead of `devices`
   std::size_t device_memory = 0;
   JobOptions job;                    // border, schedule, faults (progress/cancel here are ignored)
   bool resume = false;
   Limits limits;
   std::size_t max_inflight_bytes = 0;  // decoded + filtered pixels in flight; 0 = from memory
+  long long split_pixels = 0;          // images with at least this many pixels are split across all
+                                       // devices; smaller ones go whole to one device. 0 = automatic
+  // Where decoded pixels live (the CLI passes tf::cuda::pinned_allocator()); used only when a GPU is
+  // among the devices. Buffers are recycled through a pool bounded by max_inflight_bytes.
+  const PixelAllocator* allocator = nullptr;
   std::function<void(const struct BatchProgress&)> progress;  // any thread
+  // Stop taking new files; the files in flight are finished.
   const std::atomic<bool>* cancel = nullptr;
+  // Also discard the files in flight (their filter job is cancelled, nothing is written for them).
+  const std::atomic<bool>* abort = nullptr;
 };
 
 struct BatchProgress {
   int files_done = 0, files_total = 0, files_failed = 0;
   double megapixels_done = 0, elapsed_s = 0;
+  std::size_t bytes_done = 0, bytes_total = 0;  // input file sizes, for an ETA
+  bool cancelling = false;
   std::vector<std::string> current;  // files in flight
 };
 
@@ -44,20 +58,48 @@ struct FileResult {
   std::size_t input_bytes = 0, output_bytes = 0;
   double decode_s = 0, filter_s = 0, encode_s = 0;
   std::string decoder, encoder;  // "stb", "opencv"
+  std::string device;            // "cpu0", or "gpu0+gpu1" when the image was split
+  int tiles = 0;
+  int retried_tiles = 0;         // tile attempts that failed on a device and were retried
 };
+const char* to_string(FileResult::Status s);  // "ok", "failed", "resumed", "cancelled"
 
 struct BatchReport {
+  std::string input_dir, output_dir;
+  std::vector<std::string> filters;
   std::vector<FileResult> files;
   std::vector<std::string> skipped;  // not images, with the reason: "notes.txt (not an image)"
-  std::vector<std::string> device_names;
+  std::vector<std::string> device_names;  // index = StageRecord::device; the last is "cpu-fallback"
   std::vector<DeviceSummary> devices;
+  std::vector<int> images_per_device;     // whole images; a split image counts for every device it used
   std::vector<StageRecord> records;  // decode/encode (device -1) and device stages, one clock
-  double wall_s = 0, decode_s = 0, encode_s = 0;
+  std::string device_note;           // e.g. "no GPU ...; using 16 CPU workers"
+  std::vector<std::string> notes;    // e.g. stale temporary files removed
+  double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
   double megapixels = 0;
+  int decode_threads = 0, encode_threads = 0;
+  std::size_t max_inflight_bytes = 0;
   bool cancelled = false;
   int failed() const;
-  int exit_code() const;  // 0 all ok, 3 some failed, 1 nothing could be done
+  int count(FileResult::Status s) const;
+  int exit_code() const;  // 0 all ok, 3 some failed or cancelled, 1 nothing could be done
 };
+
+// What a batch would do, without doing it: the walk, the output names, what is skipped. Throws
+// tf::Error for problems with the job itself (see run_batch).
+struct BatchItem {
+  std::string input, output;  // full paths
+  std::string relative;       // input path relative to IN_DIR, as shown to a person
+  std::size_t input_bytes = 0;
+  bool complete = false;      // --resume: the output is already there, complete
+  std::string problem;        // set when the file fails before decoding (e.g. would overwrite an input)
+};
+struct BatchPlan {
+  std::vector<BatchItem> items;
+  std::vector<std::string> skipped;
+  std::vector<std::string> notes;
+};
+BatchPlan plan_batch(const BatchOptions& options);
 
 // Throws tf::Error for problems with the job itself (missing input folder, OUT_DIR inside IN_DIR,
 // bad filter); problems with single files end up in the report.

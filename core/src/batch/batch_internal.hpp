@@ -1,0 +1,137 @@
+// Pieces of the batch job shared by its source files; not part of the public API.
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tilefilter/batch.hpp"
+
+namespace tf::batch {
+
+// Bytes of pixels in flight. acquire() blocks until `n` more fit under the cap, except that a
+// single item larger than the cap is let through when nothing else is in flight (a huge image
+// must not stall the batch).
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(std::size_t cap) : cap_(cap) {}
+  // False when `stop` turned true while waiting (checked a few times a second).
+  bool acquire(std::size_t n, const std::function<bool()>& stop);
+  void release(std::size_t n);
+  std::size_t cap() const { return cap_; }
+  std::size_t peak() const;
+
+ private:
+  const std::size_t cap_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t used_ = 0, peak_ = 0;
+};
+
+// Budget bytes held by one file; given back when the file leaves the pipeline (or part of it
+// earlier, when its decoded source is dropped after filtering).
+class Charge {
+ public:
+  Charge() = default;
+  Charge(MemoryBudget* budget, std::size_t n) : budget_(budget), n_(n) {}
+  Charge(Charge&& o) noexcept : budget_(o.budget_), n_(o.n_) { o.n_ = 0; }
+  Charge& operator=(Charge&& o) noexcept;
+  ~Charge() { release(n_); }
+  void add(std::size_t n) { n_ += n; }
+  void release(std::size_t n);
+
+ private:
+  MemoryBudget* budget_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// Recycles pixel buffers (pinned ones are slow to allocate, and freeing them synchronizes the GPU).
+// Holds at most `retain_bytes` from the underlying allocator: in use plus kept for reuse.
+class BufferPool {
+ public:
+  BufferPool(const PixelAllocator& base, std::size_t retain_bytes);
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  void* allocate(std::size_t n);
+  void release(void* p);
+  const PixelAllocator& allocator() const { return facade_; }
+
+ private:
+  const PixelAllocator& base_;
+  const std::size_t retain_;
+  std::mutex mutex_;
+  std::multimap<std::size_t, void*> free_;         // capacity -> buffer
+  std::unordered_map<void*, std::size_t> in_use_;  // buffer -> capacity
+  std::size_t held_ = 0;                           // bytes taken from base_, in use or free
+  PixelAllocator facade_;
+};
+
+// A queue with a bounded number of items; pop() returns nothing once it is closed and empty.
+template <class T>
+class BoundedQueue {
+ public:
+  explicit BoundedQueue(std::size_t capacity) : capacity_(capacity ? capacity : 1) {}
+  void push(T item) {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+  }
+  std::optional<T> pop() {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+  bool empty() const {
+    std::lock_guard lock(mutex_);
+    return items_.empty();
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    not_empty_.notify_all();
+    not_full_.notify_all();
+  }
+
+ private:
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<T> items_;
+  bool closed_ = false;
+};
+
+// Default for BatchOptions::max_inflight_bytes: a share of the memory this process may use.
+std::size_t default_inflight_bytes();
+
+// Temporary files written by tf::temporary_name_for: ".NAME.tf-PID-N.tmp".
+bool is_temporary_name(const std::string& filename, long* pid = nullptr);
+// Removes temporary files under `dir` left by processes that no longer run (kill -9, power loss);
+// returns how many. Never follows symbolic links.
+int remove_stale_temporaries(const std::string& dir);
+
+// True when `path` holds a finished output for `input`: a regular file (not a link), not empty,
+// not older than the input, and for PNG/JPEG ending with the format's end marker.
+bool output_is_complete(const std::string& path, const std::string& input);
+
+// The codec that encode_file uses for this path and pixel format ("stb", "opencv").
+std::string encoder_for(const std::string& path, const Format& format);
+
+// `child` equals `parent` or lies below it (both absolute and normalized).
+bool is_within(const std::string& child, const std::string& parent);
+// True when the folder `dir` (which may not exist yet) resolves inside `root` once existing
+// symbolic links are followed.
+bool resolves_within(const std::string& dir, const std::string& root);
+
+}  // namespace tf::batch

@@ -1,0 +1,139 @@
+// The batch's memory bound: a byte budget for pixels in flight and a pool that recycles buffers.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "batch_internal.hpp"
+
+namespace tf::batch {
+
+bool MemoryBudget::acquire(std::size_t n, const std::function<bool()>& stop) {
+  std::unique_lock lock(mutex_);
+  while (used_ > 0 && used_ + n > cap_) {
+    if (stop && stop()) return false;
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  used_ += n;
+  peak_ = std::max(peak_, used_);
+  return true;
+}
+
+void MemoryBudget::release(std::size_t n) {
+  if (n == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    used_ -= std::min(used_, n);
+  }
+  cv_.notify_all();
+}
+
+std::size_t MemoryBudget::peak() const {
+  std::lock_guard lock(mutex_);
+  return peak_;
+}
+
+Charge& Charge::operator=(Charge&& o) noexcept {
+  if (this != &o) {
+    release(n_);
+    budget_ = o.budget_;
+    n_ = o.n_;
+    o.n_ = 0;
+  }
+  return *this;
+}
+
+void Charge::release(std::size_t n) {
+  n = std::min(n, n_);
+  if (budget_ && n) budget_->release(n);
+  n_ -= n;
+}
+
+BufferPool::BufferPool(const PixelAllocator& base, std::size_t retain_bytes) : base_(base), retain_(retain_bytes) {
+  facade_.allocate = [this](std::size_t n) { return allocate(n); };
+  facade_.release = [this](void* p) { release(p); };
+}
+
+BufferPool::~BufferPool() {
+  for (auto& [cap, p] : free_) base_.release(p);
+  // Buffers still in use belong to images that outlive the pool: a bug, but never free them twice.
+}
+
+void* BufferPool::allocate(std::size_t n) {
+  std::vector<void*> evicted;
+  {
+    std::lock_guard lock(mutex_);
+    // Best fit, but not a buffer more than twice the size (it would pin memory for nothing).
+    auto it = free_.lower_bound(n);
+    if (it != free_.end() && it->first <= 2 * n + (1 << 20)) {
+      void* p = it->second;
+      in_use_[p] = it->first;
+      free_.erase(it);
+      return p;
+    }
+    // Make room: drop the smallest kept buffers first (the least likely to fit later requests).
+    while (!free_.empty() && held_ + n > retain_) {
+      auto victim = free_.begin();
+      held_ -= victim->first;
+      evicted.push_back(victim->second);
+      free_.erase(victim);
+    }
+  }
+  for (void* p : evicted) base_.release(p);
+  void* p = base_.allocate(n);
+  std::lock_guard lock(mutex_);
+  in_use_[p] = n;
+  held_ += n;
+  return p;
+}
+
+void BufferPool::release(void* p) {
+  bool give_back = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = in_use_.find(p);
+    if (it == in_use_.end()) return;
+    const std::size_t cap = it->second;
+    in_use_.erase(it);
+    if (held_ > retain_) {
+      held_ -= cap;
+      give_back = true;
+    } else {
+      free_.emplace(cap, p);
+    }
+  }
+  if (give_back) base_.release(p);
+}
+
+namespace {
+std::size_t meminfo_kib(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::string name;
+  std::size_t value = 0;
+  std::string unit;
+  while (in >> name >> value >> unit)
+    if (name == key) return value;
+  return 0;
+}
+std::size_t cgroup_limit() {
+  std::ifstream in("/sys/fs/cgroup/memory.max");
+  std::size_t v = 0;
+  if (in >> v) return v;
+  return 0;  // "max" or no cgroup v2
+}
+}  // namespace
+
+std::size_t default_inflight_bytes() {
+  std::size_t total = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE));
+  if (const std::size_t limit = cgroup_limit(); limit > 0) total = std::min(total, limit);
+  std::size_t available = meminfo_kib("MemAvailable:") * 1024;
+  if (available == 0) available = total;
+  // A quarter of the memory, a third of what is free now: decoders and encoders also hold
+  // transient buffers beside it (file bytes, codec scratch), per thread.
+  const std::size_t share = std::min(total / 4, available / 3);
+  return std::clamp<std::size_t>(share, 256ULL << 20, 16ULL << 30);
+}
+
+}  // namespace tf::batch

@@ -1,0 +1,450 @@
+// The batch pipeline: decode threads -> one filter worker per device -> encode threads. Memory is
+// bounded by a byte budget taken when a file's pixels are allocated (its source and, when a filter
+// follows, its result), so decoders wait while the devices or the encoders are behind.
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "batch_internal.hpp"
+#include "tilefilter/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf {
+
+namespace {
+
+using batch::BoundedQueue;
+using batch::BufferPool;
+using batch::Charge;
+using batch::MemoryBudget;
+using Status = FileResult::Status;
+
+// Images this large are split across every device; smaller ones go whole to one device, several at
+// once (tiles only add overhead there).
+constexpr long long kAutoSplitPixels = 64LL << 20;
+// At the end of a batch, when nothing else is coming, images from this size up are split too so
+// that the other devices do not idle.
+constexpr long long kTailSplitPixels = 4LL << 20;
+
+bool debug_log() {
+  static const bool on = std::getenv("TILEFILTER_DEBUG") != nullptr;
+  return on;
+}
+
+struct Work {
+  int index = -1;
+  Image src, dst;
+  Charge charge;  // budget for src and dst
+};
+
+class BatchRun {
+ public:
+  BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::vector<DevicePtr> devices, std::size_t budget,
+           const PixelAllocator& base)
+      : opt_(opt),
+        plan_(std::move(plan)),
+        chain_(std::move(chain)),
+        devices_(std::move(devices)),
+        budget_(budget),
+        pool_(base, budget + budget / 4),
+        to_filter_(2 * devices_.size() + 2),
+        to_encode_(static_cast<std::size_t>(encode_threads()) + 2),
+        out_root_(fs::weakly_canonical(fs::absolute(opt.output_dir)).string()) {
+    const std::size_t n = plan_.items.size();
+    results_.resize(n);
+    finished_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& item = plan_.items[i];
+      auto& r = results_[i];
+      r.input = item.input;
+      r.output = item.output;
+      r.input_bytes = item.input_bytes;
+      r.decoder = codec_for(item.input);
+      bytes_total_ += item.input_bytes;
+    }
+    images_per_device_.assign(devices_.size() + 1, 0);
+    utilization_.assign(devices_.size(), {0.0, 0});
+  }
+
+  BatchReport run() {
+    const double t_start = tel_.now();
+    std::vector<std::thread> decoders, filters, encoders;
+    for (int e = 0; e < encode_threads(); ++e) encoders.emplace_back([this, e] { encode_loop(e); });
+    if (!chain_.empty())
+      for (int d = 0; d < static_cast<int>(devices_.size()); ++d) filters.emplace_back([this, d] { filter_loop(d); });
+    for (int t = 0; t < decode_threads(); ++t) decoders.emplace_back([this, t] { decode_loop(t); });
+    std::thread sampler([this] { sample_loop(); });
+
+    for (auto& t : decoders) t.join();
+    decoders_done_ = true;
+    if (!chain_.empty()) {
+      to_filter_.close();
+      for (auto& t : filters) t.join();
+    }
+    to_encode_.close();
+    for (auto& t : encoders) t.join();
+    {
+      std::lock_guard lock(sampler_mutex_);
+      sampler_stop_ = true;
+    }
+    sampler_cv_.notify_all();
+    sampler.join();
+
+    BatchReport report;
+    report.wall_s = tel_.now() - t_start;
+    report.cancelled = stopping();
+    for (std::size_t i = 0; i < results_.size(); ++i)
+      if (!finished_[i]) {
+        results_[i].status = Status::Cancelled;
+        results_[i].reason = "not started: the batch was interrupted";
+      }
+    for (const auto& r : results_) {
+      report.decode_s += r.decode_s;
+      report.encode_s += r.encode_s;
+      if (r.status == Status::Ok) report.megapixels += static_cast<double>(r.width) * r.height / 1e6;
+    }
+    report.files = std::move(results_);
+    report.skipped = std::move(plan_.skipped);
+    report.notes = std::move(plan_.notes);
+    for (const auto& d : devices_) report.device_names.push_back(d->info().id);
+    report.device_names.push_back("cpu-fallback");
+    report.records = tel_.records();
+    report.devices = summarize(report.records, report.device_names, report.wall_s);
+    for (std::size_t d = 0; d < utilization_.size(); ++d)
+      if (utilization_[d].second > 0) report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
+    report.images_per_device = images_per_device_;
+    report.decode_threads = decode_threads();
+    report.encode_threads = encode_threads();
+    report.max_inflight_bytes = budget_.cap();
+    if (debug_log())
+      std::fprintf(stderr, "[batch] peak in flight %.1f MiB of %.1f MiB\n", budget_.peak() / 1048576.0, budget_.cap() / 1048576.0);
+    return report;
+  }
+
+ private:
+  int cores() const { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+  int decode_threads() const { return opt_.decode_threads > 0 ? opt_.decode_threads : cores(); }
+  int encode_threads() const { return opt_.encode_threads > 0 ? opt_.encode_threads : cores(); }
+  bool aborting() const { return opt_.abort && opt_.abort->load(); }
+  bool stopping() const { return (opt_.cancel && opt_.cancel->load()) || aborting(); }
+
+  // ---- decode ----
+  void decode_loop(int lane) {
+    const int n = static_cast<int>(plan_.items.size());
+    while (!stopping()) {
+      const int i = next_++;
+      if (i >= n) break;
+      decode_one(i, lane);
+    }
+  }
+
+  void decode_one(int i, int lane) {
+    const BatchItem& item = plan_.items[i];
+    FileResult& r = results_[i];
+    if (!item.problem.empty()) return fail(i, item.problem);
+    if (item.complete) {
+      std::error_code ec;
+      r.output_bytes = static_cast<std::size_t>(fs::file_size(item.output, ec));
+      r.reason = "output already complete (--resume)";
+      return finish(i, Status::Resumed);
+    }
+    started(i);
+    Work w;
+    w.index = i;
+    w.charge = Charge(&budget_, 0);
+    // The budget is taken when the decoder knows the size, before the pixels exist; with a filter
+    // it covers the result image too, so later stages never wait for memory (no deadlock).
+    const std::size_t factor = chain_.empty() ? 1 : 2;
+    const PixelAllocator alloc{[&](std::size_t bytes) -> void* {
+                                 if (!budget_.acquire(bytes * factor, [this] { return aborting(); }))
+                                   throw Error(ErrorKind::Cancelled, "cancelled");
+                                 w.charge.add(bytes * factor);
+                                 return pool_.allocate(bytes);
+                               },
+                               [this](void* p) { pool_.release(p); }};
+    const double t0 = tel_.now();
+    try {
+      w.src = decode_file(item.input, opt_.limits, alloc);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Cancelled) return discard(i);
+      return fail(i, e.what());
+    } catch (const std::exception& e) {
+      return fail(i, fmt::format("{}: {}", item.input, e.what()));
+    }
+    const double t1 = tel_.now();
+    r.decode_s = t1 - t0;
+    r.width = w.src.width();
+    r.height = w.src.height();
+    r.format = to_string(w.src.format());
+    tel_.add({-1, lane, StageKind::Decode, i, t0, t1, w.src.size_bytes()});
+    std::string why;
+    if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why));
+    r.encoder = batch::encoder_for(item.output, w.src.format());
+    if (chain_.empty()) to_encode_.push(std::move(w));
+    else to_filter_.push(std::move(w));
+  }
+
+  // ---- filter: one worker per device ----
+  bool should_split(const Image& img) const {
+    if (devices_.size() < 2) return false;
+    if (opt_.split_pixels > 0) return img.pixels() >= opt_.split_pixels;
+    if (img.pixels() >= kAutoSplitPixels) return true;
+    return decoders_done_ && to_filter_.empty() && img.pixels() >= kTailSplitPixels;
+  }
+
+  // A small image takes this worker's device; a split one waits until every device is free. New
+  // small images wait while a split one is waiting, so it is not starved.
+  void take_devices(bool split) {
+    std::unique_lock lock(gate_mutex_);
+    if (split) {
+      ++split_waiting_;
+      gate_cv_.wait(lock, [&] { return busy_ == 0 && !split_running_; });
+      --split_waiting_;
+      split_running_ = true;
+    } else {
+      gate_cv_.wait(lock, [&] { return split_waiting_ == 0 && !split_running_; });
+      ++busy_;
+    }
+  }
+  void give_devices(bool split) {
+    {
+      std::lock_guard lock(gate_mutex_);
+      if (split) split_running_ = false;
+      else --busy_;
+    }
+    gate_cv_.notify_all();
+  }
+
+  void filter_loop(int d) {
+    while (auto w = to_filter_.pop()) {
+      const int i = w->index;
+      if (aborting()) {
+        discard(i);
+        continue;
+      }
+      const bool split = should_split(w->src);
+      take_devices(split);
+      const std::vector<DevicePtr> devs = split ? devices_ : std::vector<DevicePtr>{devices_[d]};
+      if (debug_log())
+        std::fprintf(stderr, "[batch] file %d %dx%d -> %s\n", i, w->src.width(), w->src.height(),
+                     split ? "all devices" : devices_[d]->info().id.c_str());
+      JobOptions job = opt_.job;
+      job.cancel = opt_.abort;
+      job.progress = nullptr;
+      const double t0 = tel_.now();
+      bool ok = false;
+      JobReport rep;
+      try {
+        w->dst = Image(w->src.width(), w->src.height(), w->src.format(), pool_.allocator());
+        rep = run_filter(w->src.view(), w->dst.view(), chain_, devs, job);
+        ok = true;
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Cancelled) discard(i);
+        else fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+      } catch (const std::exception& e) {
+        fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+      }
+      give_devices(split);
+      if (!ok) continue;
+      record(i, rep, split, d, t0);
+      const std::size_t src_bytes = w->src.size_bytes();
+      w->src = Image();
+      w->charge.release(src_bytes);
+      to_encode_.push(std::move(*w));
+    }
+  }
+
+  // The job's records on the batch clock, with the batch's device indices and unique tile numbers.
+  void record(int i, const JobReport& rep, bool split, int d, double t_start) {
+    const int fallback = static_cast<int>(devices_.size());
+    const int base = tile_base_.fetch_add(rep.tiles);
+    for (StageRecord rec : rep.records) {
+      if (!split) rec.device = rec.device == 0 ? d : fallback;
+      rec.t0 += t_start;
+      rec.t1 += t_start;
+      rec.tile += base;
+      tel_.add(rec);
+    }
+    FileResult& r = results_[i];
+    r.filter_s = rep.wall_s;
+    r.tiles = rep.tiles;
+    r.retried_tiles = static_cast<int>(rep.failures.size());
+    std::lock_guard lock(progress_mutex_);
+    for (std::size_t k = 0; k < rep.tiles_per_device.size(); ++k) {
+      if (rep.tiles_per_device[k] == 0) continue;
+      const int index = split ? static_cast<int>(k) : (k == 0 ? d : fallback);
+      ++images_per_device_[index];
+      const std::string& name = index == fallback ? std::string("cpu-fallback") : devices_[index]->info().id;
+      r.device += (r.device.empty() ? "" : "+") + name;
+    }
+  }
+
+  // ---- encode ----
+  void encode_loop(int lane) {
+    while (auto w = to_encode_.pop()) {
+      const int i = w->index;
+      if (aborting()) {
+        discard(i);
+        continue;
+      }
+      const std::string& out = plan_.items[i].output;
+      FileResult& r = results_[i];
+      try {
+        make_parent_folder(out);
+        const double t0 = tel_.now();
+        encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), EncodeOptions{opt_.quality});
+        const double t1 = tel_.now();
+        r.encode_s = t1 - t0;
+        std::error_code ec;
+        r.output_bytes = static_cast<std::size_t>(fs::file_size(out, ec));
+        tel_.add({-1, lane, StageKind::Encode, i, t0, t1, r.output_bytes});
+      } catch (const std::exception& e) {
+        fail(i, e.what());
+        continue;
+      }
+      w.reset();  // give the memory back before telling anyone
+      finish(i, Status::Ok);
+    }
+  }
+
+  // Creates the output's folder, refusing any path that a symbolic link leads out of OUT_DIR.
+  void make_parent_folder(const std::string& out) const {
+    const fs::path parent = fs::path(out).parent_path();
+    auto check = [&] {
+      if (!batch::resolves_within(parent.string(), out_root_))
+        throw Error(ErrorKind::Io, fmt::format("{}: folder leads outside {} (symbolic link); refusing to write", out, opt_.output_dir));
+    };
+    check();
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) throw Error(ErrorKind::Io, fmt::format("{}: cannot create folder {} ({})", out, parent.string(), ec.message()));
+    check();
+  }
+
+  // ---- bookkeeping ----
+  void started(int i) {
+    std::lock_guard lock(progress_mutex_);
+    current_.push_back(i);
+  }
+  void fail(int i, const std::string& reason) {
+    results_[i].reason = reason;
+    finish(i, Status::Failed);
+  }
+  void discard(int i) {
+    results_[i].reason = "discarded: the batch was interrupted while this file was in flight";
+    finish(i, Status::Cancelled);
+  }
+  void finish(int i, Status s) {
+    results_[i].status = s;
+    std::lock_guard lock(progress_mutex_);
+    finished_[i] = 1;
+    ++files_done_;
+    if (s == Status::Failed) ++files_failed_;
+    if (s == Status::Ok) megapixels_done_ += static_cast<double>(results_[i].width) * results_[i].height / 1e6;
+    bytes_done_ += results_[i].input_bytes;
+    current_.erase(std::remove(current_.begin(), current_.end(), i), current_.end());
+    report_progress();
+  }
+  // Called with progress_mutex_ held, so callbacks never overlap and counts never go back.
+  void report_progress() {
+    if (!opt_.progress) return;
+    BatchProgress p;
+    p.files_done = files_done_;
+    p.files_total = static_cast<int>(plan_.items.size());
+    p.files_failed = files_failed_;
+    p.megapixels_done = megapixels_done_;
+    p.elapsed_s = tel_.now();
+    p.bytes_done = bytes_done_;
+    p.bytes_total = bytes_total_;
+    p.cancelling = stopping();
+    for (int i : current_) p.current.push_back(plan_.items[i].relative);
+    opt_.progress(p);
+  }
+
+  // Device utilization samples (NVML for GPUs) and a steady progress tick for rates and ETA.
+  void sample_loop() {
+    std::unique_lock lock(sampler_mutex_);
+    while (!sampler_stop_) {
+      sampler_cv_.wait_for(lock, std::chrono::milliseconds(250));
+      if (sampler_stop_) break;
+      for (std::size_t d = 0; d < devices_.size(); ++d)
+        if (auto s = devices_[d]->sample(); s && s->utilization >= 0) {
+          utilization_[d].first += s->utilization;
+          ++utilization_[d].second;
+        }
+      std::lock_guard progress(progress_mutex_);
+      report_progress();
+    }
+  }
+
+  const BatchOptions& opt_;
+  BatchPlan plan_;
+  const Chain chain_;
+  const std::vector<DevicePtr> devices_;
+  Telemetry tel_;
+  MemoryBudget budget_;
+  BufferPool pool_;  // declared before anything holding images, so it outlives them
+  BoundedQueue<Work> to_filter_, to_encode_;
+  const std::string out_root_;
+  std::vector<FileResult> results_;
+  std::vector<char> finished_;
+
+  std::atomic<int> next_{0};
+  std::atomic<bool> decoders_done_{false};
+  std::atomic<int> tile_base_{0};
+
+  std::mutex gate_mutex_;
+  std::condition_variable gate_cv_;
+  int busy_ = 0, split_waiting_ = 0;
+  bool split_running_ = false;
+
+  std::mutex progress_mutex_;
+  int files_done_ = 0, files_failed_ = 0;
+  double megapixels_done_ = 0;
+  std::size_t bytes_done_ = 0, bytes_total_ = 0;
+  std::vector<int> current_;
+  std::vector<int> images_per_device_;
+
+  std::mutex sampler_mutex_;
+  std::condition_variable sampler_cv_;
+  bool sampler_stop_ = false;
+  std::vector<std::pair<double, int>> utilization_;
+};
+
+}  // namespace
+
+BatchReport run_batch(const BatchOptions& options) {
+  const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
+  if (options.quality < 1 || options.quality > 100) throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
+  BatchPlan plan = plan_batch(options);
+
+  std::vector<DevicePtr> devices = options.device_list;
+  std::string device_note;
+  if (devices.empty()) {
+    DeviceSelection sel = select_devices(options.devices, options.device_memory);
+    devices = std::move(sel.devices);
+    device_note = std::move(sel.note);
+  }
+  const bool any_gpu = std::any_of(devices.begin(), devices.end(), [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  const PixelAllocator& base = any_gpu && options.allocator ? *options.allocator : default_allocator();
+
+  std::error_code ec;
+  fs::create_directories(options.output_dir, ec);
+  if (ec) throw Error(ErrorKind::Io, fmt::format("{}: cannot create the output folder ({})", options.output_dir, ec.message()));
+  if (const int stale = batch::remove_stale_temporaries(options.output_dir); stale > 0)
+    plan.notes.push_back(fmt::format("removed {} temporary file{} left by an interrupted run", stale, stale == 1 ? "" : "s"));
+
+  const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
+  BatchRun run(options, std::move(plan), chain, devices, budget, base);
+  BatchReport report = run.run();
+  report.input_dir = options.input_dir;
+  report.output_dir = options.output_dir;
+  report.filters = options.filters;
+  report.device_note = device_note;
+  return report;
+}
+
+}  // namespace tf

@@ -1,0 +1,101 @@
+// The batch report: counts, the exit code, and the JSON written by --report.
+#include <nlohmann/json.hpp>
+
+#include "tilefilter/batch.hpp"
+
+namespace tf {
+
+const char* to_string(FileResult::Status s) {
+  switch (s) {
+    case FileResult::Status::Ok: return "ok";
+    case FileResult::Status::Failed: return "failed";
+    case FileResult::Status::Resumed: return "resumed";
+    case FileResult::Status::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+int BatchReport::count(FileResult::Status s) const {
+  int n = 0;
+  for (const auto& f : files) n += f.status == s;
+  return n;
+}
+
+int BatchReport::failed() const { return count(FileResult::Status::Failed); }
+
+int BatchReport::exit_code() const {
+  const int done = count(FileResult::Status::Ok) + count(FileResult::Status::Resumed);
+  if (done == 0) return 1;                        // nothing could be done (or no image at all)
+  if (done < static_cast<int>(files.size())) return 3;  // some failed or were not done
+  return 0;
+}
+
+std::string batch_report_json(const BatchReport& r) {
+  using json = nlohmann::ordered_json;
+  json files = json::array();
+  for (const auto& f : r.files) {
+    json j = {{"input", f.input},           {"output", f.output},     {"status", to_string(f.status)},
+              {"width", f.width},           {"height", f.height},     {"format", f.format},
+              {"input_bytes", f.input_bytes}, {"output_bytes", f.output_bytes},
+              {"decode_s", f.decode_s},     {"filter_s", f.filter_s}, {"encode_s", f.encode_s},
+              {"decoder", f.decoder},       {"encoder", f.encoder},   {"device", f.device},
+              {"tiles", f.tiles},           {"retried_tiles", f.retried_tiles}};
+    if (!f.reason.empty()) j["reason"] = f.reason;
+    files.push_back(std::move(j));
+  }
+  json devices = json::array();
+  for (const auto& d : r.devices) {
+    const bool fallback = d.device == static_cast<int>(r.devices.size()) - 1;
+    const int images = d.device >= 0 && d.device < static_cast<int>(r.images_per_device.size()) ? r.images_per_device[d.device] : 0;
+    if (fallback && d.tiles == 0) continue;  // the CPU fallback only appears when it was needed
+    devices.push_back({{"id", d.name},
+                       {"images", images},
+                       {"tiles", d.tiles},
+                       {"busy_s", d.busy_s},
+                       {"busy_percent", r.wall_s > 0 ? 100.0 * d.busy_s / r.wall_s : 0.0},
+                       {"idle_s", d.idle_s},
+                       {"upload_s", d.upload_s},
+                       {"kernel_s", d.kernel_s},
+                       {"download_s", d.download_s},
+                       {"compute_s", d.compute_s},
+                       {"bytes_up", d.bytes_up},
+                       {"bytes_down", d.bytes_down},
+                       {"mean_utilization", d.mean_utilization >= 0 ? json(d.mean_utilization) : json(nullptr)}});
+  }
+  double decoded_mpix = 0, encoded_mpix = 0;
+  for (const auto& f : r.files) {
+    const double mpix = static_cast<double>(f.width) * f.height / 1e6;
+    if (f.decode_s > 0) decoded_mpix += mpix;
+    if (f.encode_s > 0) encoded_mpix += mpix;
+  }
+  json out = {
+      {"tool", "tilefilter batch"},
+      {"input_dir", r.input_dir},
+      {"output_dir", r.output_dir},
+      {"filters", r.filters},
+      {"exit_code", r.exit_code()},
+      {"cancelled", r.cancelled},
+      {"wall_s", r.wall_s},
+      {"megapixels", r.megapixels},
+      {"megapixels_per_s", r.wall_s > 0 ? r.megapixels / r.wall_s : 0.0},
+      {"images_per_s", r.wall_s > 0 ? r.count(FileResult::Status::Ok) / r.wall_s : 0.0},
+      {"counts",
+       {{"files", r.files.size()},
+        {"ok", r.count(FileResult::Status::Ok)},
+        {"failed", r.count(FileResult::Status::Failed)},
+        {"resumed", r.count(FileResult::Status::Resumed)},
+        {"cancelled", r.count(FileResult::Status::Cancelled)},
+        {"skipped", r.skipped.size()}}},
+      {"decode", {{"threads", r.decode_threads}, {"thread_s", r.decode_s}, {"megapixels", decoded_mpix}}},
+      {"encode", {{"threads", r.encode_threads}, {"thread_s", r.encode_s}, {"megapixels", encoded_mpix}}},
+      {"max_inflight_bytes", r.max_inflight_bytes},
+      {"device_note", r.device_note},
+      {"notes", r.notes},
+      {"devices", std::move(devices)},
+      {"files", std::move(files)},
+      {"skipped", r.skipped},
+  };
+  return out.dump(2) + "\n";
+}
+
+}  // namespace tf
