@@ -2,7 +2,9 @@
 # The README's two commands:
 #   cmake/tf.sh run    install what is missing, build, run the main job on the bundled samples
 #                      (opens the GUI when there is a display, else filters the samples in batch)
-#   cmake/tf.sh test   install what is missing, build, run every test
+#   cmake/tf.sh test   install what is missing, build, run every test: the release suite, the CPU
+#                      suite under ASan+UBSan, the concurrency tests under TSan, and each fuzzer
+#                      for a short while (TF_QUICK=1 runs the release suite only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -12,7 +14,8 @@ case "$verb" in run|test|build|deps) ;; *) echo "usage: cmake/tf.sh run|test" >&
 packages=(build-essential cmake ninja-build pkg-config git
   libstb-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev fonts-dejavu-core xvfb xauth)
+  qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev fonts-dejavu-core xvfb xauth
+  clang libclang-rt-14-dev)
 
 install_deps() {
   local missing=()
@@ -38,6 +41,15 @@ build
 case "$verb" in
   test)
     ctest --preset release -j "$(nproc)"
+    [ "${TF_QUICK:-0}" = 1 ] && exit 0
+    for preset in asan tsan; do
+      echo "tf.sh: $preset build and tests"
+      cmake --preset "$preset" >/dev/null
+      cmake --build --preset "$preset" -j "$(nproc)"
+      ctest --preset "$preset" -j "$(nproc)"
+    done
+    echo "tf.sh: fuzzers (short run)"
+    tests/fuzz/run_fuzzers.sh "${TF_FUZZ_SECONDS:-15}"
     ;;
   run)
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/app/gui/tilefilter-gui ]; then

@@ -56,9 +56,11 @@ bool jpeg_looks_complete(std::span<const unsigned char> b) {
 }
 
 void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits) {
-  if (w * h > limits.max_pixels)
-    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {} pixels exceeds the limit of {} pixels", name, w, h, w * h,
-                                              limits.max_pixels));
+  // Headers may claim up to 2^32-1 per side: multiply without overflowing.
+  const unsigned __int128 pixels = static_cast<unsigned __int128>(w) * static_cast<unsigned __int128>(h);
+  if (pixels > static_cast<unsigned __int128>(limits.max_pixels))
+    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {:.0f} pixels exceeds the limit of {} pixels", name, w, h,
+                                              static_cast<double>(w) * static_cast<double>(h), limits.max_pixels));
 }
 
 // stb refuses PNG headers over 2^30 bytes before telling the size; the limit check must still come

@@ -116,6 +116,18 @@ TEST(Codec, HugeClaimIsRefusedBeforeAllocating) {
   }
 }
 
+TEST(Codec, HeaderSizesThatOverflowAreRefused) {
+  // Found by fuzz_decode: 0xFFFFFFFF x 0xFFFFFFFF overflowed the pixel count.
+  const unsigned char header[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+                                  0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 8, 6, 0, 0, 0, 0, 0, 0, 0};
+  try {
+    decode_memory(header, "overflow.png");
+    FAIL() << "decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();
+  }
+}
+
 TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   test::TempDir dir;
   const Image src = make_test_image(64, 64, Format{PixelType::U8, 3}, 5);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the fuzzers (clang, `fuzz` preset) and runs each for SECONDS (default 20) from a fresh seed
+# corpus plus the committed regression inputs. Crashes land in build-fuzz/crashes and fail the run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-20}
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$(nproc)"
+corpus=build-fuzz/corpus
+rm -rf "$corpus" && tests/fuzz/make_corpus.sh build/app/cli/tilefilter "$corpus"
+mkdir -p build-fuzz/crashes
+status=0
+for f in decode kernel_file filter_spec; do
+  dirs=("$corpus/$f")
+  [ -d "tests/fuzz/regressions/$f" ] && dirs+=("tests/fuzz/regressions/$f")
+  echo "fuzz_$f: ${seconds}s"
+  build-fuzz/tests/fuzz/fuzz_$f -max_total_time="$seconds" -rss_limit_mb=2048 -artifact_prefix=build-fuzz/crashes/$f- \
+    -print_final_stats=1 "${dirs[@]}" 2>&1 | grep -E 'stat::number_of_executed_units|cov:.*DONE|ERROR|SUMMARY|Done' || status=1
+done
+if ls build-fuzz/crashes/* >/dev/null 2>&1; then echo "fuzzers found crashes:"; ls build-fuzz/crashes; exit 1; fi
+exit $status
