@@ -1,10 +1,295 @@
-// tilefilter bench (placeholder until its issue lands).
+// tilefilter bench: device-resident kernel throughput and host-resident end-to-end throughput on
+// 1..N devices, with the speedup split and its bound. Says what each number includes (STYLE 10).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "options.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/device.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/scheduler.hpp"
+#include "tilefilter/speedup.hpp"
+#include "tilefilter/testimage.hpp"
 
 namespace tf::cli {
-void add_bench(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "not implemented yet");
-  cmd->callback([] { throw Error(ErrorKind::Internal, "bench is not implemented yet"); });
+
+namespace {
+
+struct BenchArgs {
+  std::vector<std::string> filters;
+  std::string size = "8192x8192";
+  std::string format = "rgba8";
+  std::string mode = "all";
+  std::string cpu_size = "1024x1024";
+  std::string json;
+  int repeats = 0;
+  bool speedup = false;
+  bool cpu_reference = false;
+  JobFlags job;  // border, devices, tile, streams, device memory (its filters are unused)
+};
+
+// Default workloads: the four of the performance targets (docs/performance.md).
+struct Workload {
+  std::string label, spec;
+};
+const std::vector<Workload>& default_workloads() {
+  static const std::vector<Workload> w = {{"separable 9 taps", "gaussian:sigma=1.33,radius=4"},
+                                          {"separable 31 taps", "gaussian:sigma=5,radius=15"},
+                                          {"2-D 9x9", "unsharp:sigma=1.3"},
+                                          {"2-D 31x31", "unsharp:sigma=5"}};
+  return w;
 }
+
+std::pair<int, int> parse_size(const std::string& s, const char* flag) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  const int n = std::sscanf(s.c_str(), "%d%c%d%c", &w, &x, &h, &extra);
+  if (n == 1) h = w;
+  else if (!(n == 3 && (x == 'x' || x == 'X'))) w = 0;
+  if (w < 1 || h < 1 || static_cast<long long>(w) * h > (1LL << 31))
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{} '{}': expected N or WxH", flag, s));
+  return {w, h};
+}
+
+Format parse_format(const std::string& s) {
+  static const std::pair<const char*, Format> names[] = {
+      {"gray8", {PixelType::U8, 1}},   {"rgb8", {PixelType::U8, 3}},   {"rgba8", {PixelType::U8, 4}},
+      {"gray16", {PixelType::U16, 1}}, {"rgb16", {PixelType::U16, 3}}, {"rgba16", {PixelType::U16, 4}},
+      {"grayf32", {PixelType::F32, 1}}, {"rgbf32", {PixelType::F32, 3}}, {"rgbaf32", {PixelType::F32, 4}}};
+  for (const auto& [name, f] : names)
+    if (s == name) return f;
+  throw Error(ErrorKind::InvalidArgument,
+              fmt::format("--format '{}': use gray8|rgb8|rgba8|gray16|rgb16|rgba16|grayf32|rgbf32|rgbaf32", s));
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
+    else out += c;
+  }
+  return out + "\"";
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+struct Row {
+  std::string workload, spec, mode;
+  int devices = 0;
+  std::vector<std::string> device_names;
+  double median_s = 0, min_s = 0, max_s = 0, gpix = 0, speedup = 1;
+};
+
+std::string row_json(const Row& r) {
+  std::string names;
+  for (const auto& d : r.device_names) names += (names.empty() ? "" : ", ") + json_string(d);
+  return fmt::format(
+      "{{\"workload\": {}, \"filter\": {}, \"mode\": {}, \"devices\": {}, \"device_names\": [{}], \"median_s\": {:.9g}, "
+      "\"min_s\": {:.9g}, \"max_s\": {:.9g}, \"gigapixels_per_s\": {:.6g}, \"speedup\": {:.4g}}}",
+      json_string(r.workload), json_string(r.spec), json_string(r.mode), r.devices, names, r.median_s, r.min_s, r.max_s,
+      r.gpix, r.speedup);
+}
+
+void print_row(const Row& r) {
+  fmt::print("{:<22} {:<9} {:>4}  {:>10.3f}  {:>9.3f}-{:<9.3f} {:>9.2f}  {:>6.2f}x\n", r.workload, r.mode, r.devices,
+             r.median_s * 1e3, r.min_s * 1e3, r.max_s * 1e3, r.gpix, r.speedup);
+}
+
+Chain workload_chain(const std::string& spec) {
+  // A chain in one workload is written with '+': "gaussian:sigma=2+sharpen".
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t plus = spec.find('+', start);
+    parts.push_back(spec.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return parse_chain(parts);
+}
+
+void run_bench(const BenchArgs& a) {
+  const auto [w, h] = parse_size(a.size, "--size");
+  const Format format = parse_format(a.format);
+  if (a.mode != "all" && a.mode != "resident" && a.mode != "host")
+    throw Error(ErrorKind::InvalidArgument, fmt::format("--mode '{}': use all|resident|host", a.mode));
+  JobFlags flags = a.job;
+  flags.filters = {"identity"};
+  JobOptions options = job_options(flags);
+
+  std::vector<Workload> workloads;
+  if (a.filters.empty()) workloads = default_workloads();
+  for (const auto& f : a.filters) workloads.push_back({f, f});
+  std::vector<Chain> chains;
+  for (const auto& wl : workloads) chains.push_back(workload_chain(wl.spec));  // validate before any work
+
+  const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
+  if (!sel.note.empty()) fmt::print(stderr, "note: {}\n", sel.note);
+  std::vector<int> ordinals;
+  std::vector<DevicePtr> devices = sel.devices;
+  for (const auto& d : devices)
+    if (d->info().kind == DeviceKind::Cuda) ordinals.push_back(d->info().ordinal);
+
+  std::string device_list;
+  for (const auto& d : devices) device_list += fmt::format("{}{} ({})", device_list.empty() ? "" : ", ", d->info().id, d->info().name);
+  fmt::print("tilefilter bench, {}: {}x{} {}, border {}, {}\n", today(), w, h, to_string(format), to_string(options.border.mode),
+             cuda::runtime_description());
+  fmt::print("devices: {}\n", device_list);
+  const bool resident = a.mode != "host" && !ordinals.empty();
+  const bool host = a.mode != "resident";
+  const int resident_repeats = a.repeats > 0 ? a.repeats : 20;
+  const int host_repeats = a.repeats > 0 ? a.repeats : 5;
+  if (resident)
+    fmt::print("resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 warm-ups\n",
+               resident_repeats);
+  if (host)
+    fmt::print("host     = pinned host image -> upload -> kernels -> download -> pinned host image, all tiles, wall clock,\n"
+               "           median of {} after 1 warm-up\n", host_repeats);
+
+  // The source: the project's photo-like test image, in pinned memory when there is a GPU.
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  const Image generated = make_test_image(w, h, format, 7, Pattern::Photo);
+  Image src = generated;
+  if (pinned) {
+    src = Image(w, h, format, *pinned);
+    for (int y = 0; y < h; ++y) std::memcpy(src.view().row(y), generated.view().row(y), src.view().row_bytes());
+  }
+
+  std::vector<Row> rows;
+  std::vector<std::string> speedup_json, cpu_json;
+  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms", "spread (min-max) ms",
+             "Gpix/s", "vs 1");
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const Workload& wl = workloads[i];
+    const Chain& chain = chains[i];
+    if (resident) {
+      double base = 0;
+      for (std::size_t n = 1; n <= ordinals.size(); ++n) {
+        const auto t = cuda::bench_device_resident(src.view(), chain, options.border, {ordinals.begin(), ordinals.begin() + n},
+                                                   resident_repeats);
+        Row r{wl.label, wl.spec, "resident", static_cast<int>(n), t.devices, t.median_s, t.min_s, t.max_s, t.gigapixels_per_s, 1};
+        if (n == 1) base = t.median_s;
+        r.speedup = base / t.median_s;
+        print_row(r);
+        rows.push_back(r);
+      }
+    }
+    if (host) {
+      const SpeedupResult sp = measure_speedup(src, chain, devices, options, host_repeats, {}, nullptr, pinned);
+      for (const auto& p : sp.points) {
+        Row r{wl.label, wl.spec, "host", p.device_count, p.devices, p.median_s, p.min_s, p.max_s,
+              static_cast<double>(w) * h / p.median_s / 1e9, p.speedup};
+        print_row(r);
+        rows.push_back(r);
+      }
+      if (a.speedup) {
+        std::string points;
+        fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n", wl.label);
+        for (const auto& p : sp.points) {
+          fmt::print("    {} device(s): {:.2f}x of {:.0f}x ({:.0f}%)\n", p.device_count, p.speedup, p.ideal,
+                     100 * p.speedup / p.ideal);
+          std::string split;
+          for (const auto& d : p.split) {
+            fmt::print("      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms)\n",
+                       d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3,
+                       d.busy_s * 1e3, (d.busy_s + d.idle_s) * 1e3);
+            split += fmt::format("{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
+                                 "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}}}",
+                                 split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s,
+                                 d.download_s, d.compute_s, d.idle_s, d.busy_s);
+          }
+          points += fmt::format("{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",
+                                points.empty() ? "" : ", ", p.device_count, p.median_s, p.speedup, p.ideal, split);
+        }
+        fmt::print("    bound: {} - {}\n", sp.bound, sp.explanation);
+        speedup_json.push_back(fmt::format("{{\"workload\": {}, \"bound\": {}, \"explanation\": {}, \"points\": [{}]}}",
+                                           json_string(wl.label), json_string(sp.bound), json_string(sp.explanation), points));
+      }
+    }
+  }
+
+  if (a.cpu_reference) {
+    // The CPU backend on one core: the gold reference's own speed, on a smaller image.
+    const auto [cw, ch] = parse_size(a.cpu_size, "--cpu-size");
+    const Image csrc = make_test_image(cw, ch, format, 7, Pattern::Photo);
+    const auto cpu1 = select_devices("cpu:1").devices;
+    fmt::print("\nCPU reference backend, one worker thread, {}x{} (--cpu-size), median of 3 after 1 warm-up:\n", cw, ch);
+    for (std::size_t i = 0; i < workloads.size(); ++i) {
+      std::vector<double> t;
+      for (int r = 0; r < 4; ++r) {
+        JobReport rep;
+        filter_image(csrc, chains[i], cpu1, options, &rep);
+        if (r > 0) t.push_back(rep.wall_s);
+      }
+      std::sort(t.begin(), t.end());
+      const double mpix = static_cast<double>(cw) * ch / t[1] / 1e6;
+      fmt::print("  {:<22} {:>10.1f} Mpix/s  ({:.1f} ms)\n", workloads[i].label, mpix, t[1] * 1e3);
+      cpu_json.push_back(fmt::format("{{\"workload\": {}, \"width\": {}, \"height\": {}, \"median_s\": {:.6g}, \"megapixels_per_s\": {:.6g}}}",
+                                     json_string(workloads[i].label), cw, ch, t[1], mpix));
+    }
+  }
+
+  if (!a.json.empty()) {
+    std::string devs;
+    for (const auto& d : devices) {
+      const auto& info = d->info();
+      devs += fmt::format("{}{{\"id\": {}, \"name\": {}, \"multiprocessors\": {}, \"memory_total\": {}, \"link\": {}}}",
+                          devs.empty() ? "" : ", ", json_string(info.id), json_string(info.name), info.multiprocessors,
+                          info.memory_total, json_string(info.link));
+    }
+    std::string results;
+    for (const auto& r : rows) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
+    const std::string text = fmt::format(
+        "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {},\n"
+        "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}]\n}}\n",
+        json_string(today()), json_string(cuda::runtime_description()), w, h, json_string(to_string(format)),
+        json_string(to_string(options.border.mode)), devs, results, fmt::format("{}", fmt::join(speedup_json, ", ")),
+        fmt::format("{}", fmt::join(cpu_json, ", ")));
+    std::ofstream out(a.json);
+    if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
+    fmt::print("\nwrote {}\n", a.json);
+  }
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "measure throughput: device-resident kernels and host-resident jobs on 1..N devices");
+  cmd->add_option("-f,--filter", a->filters,
+                  "workload SPEC (repeat for several; chain filters with '+'); default: separable 9 and 31 taps, 2-D 9x9 and 31x31");
+  cmd->add_option("--size", a->size, "image size WxH")->capture_default_str();
+  cmd->add_option("--format", a->format, "pixel format: gray8|rgb8|rgba8|gray16|rgb16|rgba16|grayf32|rgbf32|rgbaf32")
+      ->capture_default_str();
+  cmd->add_option("--mode", a->mode, "all | resident (kernels only) | host (end to end from pinned host memory)")
+      ->capture_default_str();
+  cmd->add_option("--repeats", a->repeats, "timed runs per point (default 20 resident, 5 host)");
+  cmd->add_option("--json", a->json, "also write the results to this JSON file");
+  cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
+  cmd->add_flag("--cpu-reference", a->cpu_reference, "also time the CPU reference backend on one thread");
+  cmd->add_option("--cpu-size", a->cpu_size, "image size for --cpu-reference")->capture_default_str();
+  cmd->add_option("--border", a->job.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();
+  cmd->add_option("--devices", a->job.devices, "all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes")->capture_default_str();
+  cmd->add_option("--tile", a->job.tile, "tile size N or WxH for host-resident runs (default: automatic)");
+  cmd->add_option("--streams", a->job.streams, "CUDA streams per GPU (default: the backend's)");
+  cmd->add_option("--device-memory", a->job.device_memory, "cap on memory used per GPU, e.g. 512M")
+      ->transform(CLI::AsSizeValue(false));
+  cmd->callback([a] { run_bench(*a); });
+}
+
 }  // namespace tf::cli

@@ -10,9 +10,9 @@ namespace tf {
 
 SpeedupResult measure_speedup(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,
                               const JobOptions& options, int repeats, const std::function<void(int, int)>& progress,
-                              const std::atomic<bool>* cancel) {
+                              const std::atomic<bool>* cancel, const PixelAllocator* output_allocator) {
   SpeedupResult result;
-  Image dst(src.width(), src.height(), src.format());
+  Image dst(src.width(), src.height(), src.format(), output_allocator ? *output_allocator : default_allocator());
   const int n = static_cast<int>(devices.size());
   const int total = n * (repeats + 1);
   int done = 0;

@@ -1,6 +1,7 @@
 // Built when no CUDA compiler is found: there are no GPUs, and core says why.
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/device.hpp"
+#include "tilefilter/error.hpp"
 
 namespace tf::cuda {
 void install_backend() {
@@ -8,4 +9,9 @@ void install_backend() {
 }
 std::string runtime_description() { return "built without CUDA"; }
 const PixelAllocator* pinned_allocator() { return nullptr; }
+std::size_t reserved_bytes(const Device&) { return 0; }
+ResidentTiming bench_device_resident(const ImageView&, const Chain&, const Border&, const std::vector<int>&, int,
+                                     const ImageView*) {
+  throw Error(ErrorKind::Device, "device-resident benchmark: built without CUDA");
+}
 }  // namespace tf::cuda

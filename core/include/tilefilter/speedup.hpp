@@ -29,7 +29,8 @@ struct SpeedupResult {
 SpeedupResult measure_speedup(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,
                               const JobOptions& options, int repeats = 5,
                               const std::function<void(int done, int total)>& progress = {},
-                              const std::atomic<bool>* cancel = nullptr);
+                              const std::atomic<bool>* cancel = nullptr,
+                              const PixelAllocator* output_allocator = nullptr);  // e.g. pinned memory for GPUs
 
 // Names the bound from the split of the largest device count.
 void classify_bound(SpeedupResult& result);

@@ -1,8 +1,13 @@
 // The CUDA backend's entry points. Everything CUDA stays behind this header: callers see core's
 // Device interface only.
 #pragma once
+#include <cstddef>
 #include <string>
+#include <vector>
 
+#include "tilefilter/border.hpp"
+#include "tilefilter/device.hpp"
+#include "tilefilter/filter.hpp"
 #include "tilefilter/image.hpp"
 
 namespace tf::cuda {
@@ -17,5 +22,22 @@ std::string runtime_description();
 // Page-locked host memory for images that will be uploaded (pageable uploads are ~7x slower), or
 // nullptr when there is no GPU. Falls back to ordinary memory when pinning fails.
 const PixelAllocator* pinned_allocator();
+
+// Device memory a CUDA device's buffers hold now (0 for other devices): tests check the
+// --device-memory cap with it.
+std::size_t reserved_bytes(const Device& device);
+
+// Device-resident throughput (`tilefilter bench`): the image is uploaded once to each GPU (split
+// into horizontal bands, one per GPU, each with its halo), then the chain's kernels run `repeats`
+// times after two warm-up runs, timed with CUDA events; no transfer is timed. With several GPUs a
+// repeat's time is the slowest GPU's. `output`, when given, receives the result (for checks).
+struct ResidentTiming {
+  std::vector<std::string> devices;  // "gpu0 (NVIDIA H200)"
+  std::vector<double> seconds;       // each repeat
+  double median_s = 0, min_s = 0, max_s = 0;
+  double gigapixels_per_s = 0;       // image pixels / median
+};
+ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, const Border& border,
+                                     const std::vector<int>& ordinals, int repeats, const ImageView* output = nullptr);
 
 }  // namespace tf::cuda

@@ -1,0 +1,105 @@
+// GPU discovery for core, the runtime description and the pinned allocator.
+#include <mutex>
+#include <unordered_set>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "cuda_device.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::cuda {
+
+namespace {
+
+// Any CUDA error during discovery means "no GPU", with CUDA's reason (CI has no driver at all).
+GpuDiscovery discover(std::size_t memory_cap) {
+  GpuDiscovery found;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    found.message = fmt::format("CUDA reports: {}", cudaGetErrorString(e));
+    return found;
+  }
+  if (count == 0) {
+    found.message = "CUDA reports no device";
+    return found;
+  }
+  std::string skipped;
+  for (int d = 0; d < count; ++d) {
+    try {
+      found.gpus.push_back(make_cuda_device(d, memory_cap));
+    } catch (const std::exception& ex) {
+      skipped += (skipped.empty() ? "" : "; ") + std::string(ex.what());
+    }
+  }
+  if (found.gpus.empty()) found.message = skipped;
+  return found;
+}
+
+std::string version(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+bool any_gpu() {
+  static const bool yes = [] {
+    int n = 0;
+    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    (void)cudaGetLastError();
+    return ok;
+  }();
+  return yes;
+}
+
+// Pointers that cudaHostAlloc returned (the rest came from the fallback). Never destroyed: images
+// may be released during static destruction.
+std::mutex& pinned_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::unordered_set<void*>& pinned_set() {
+  static auto* s = new std::unordered_set<void*>;
+  return *s;
+}
+
+void* allocate_pinned(std::size_t bytes) {
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) {
+    std::lock_guard lock(pinned_mutex());
+    pinned_set().insert(p);
+    return p;
+  }
+  (void)cudaGetLastError();
+  return default_allocator().allocate(bytes);
+}
+
+void release_pinned(void* p) {
+  bool pinned = false;
+  {
+    std::lock_guard lock(pinned_mutex());
+    pinned = pinned_set().erase(p) > 0;
+  }
+  if (pinned) (void)cudaFreeHost(p);
+  else default_allocator().release(p);
+}
+
+}  // namespace
+
+void install_backend() { set_gpu_provider(discover); }
+
+std::string runtime_description() {
+  int runtime = 0, driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  const cudaError_t e = cudaDriverGetVersion(&driver);
+  (void)cudaGetLastError();
+  if (e != cudaSuccess || driver == 0) return fmt::format("CUDA runtime {}, no driver", version(runtime));
+  return fmt::format("CUDA runtime {}, driver {}", version(runtime), version(driver));
+}
+
+const PixelAllocator* pinned_allocator() {
+  if (!any_gpu()) return nullptr;
+  static const PixelAllocator allocator{allocate_pinned, release_pinned};
+  return &allocator;
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,116 @@
+#include "chain_runner.hpp"
+
+#include <algorithm>
+
+#include "conv_kernels.hpp"
+#include "tilefilter/cpu.hpp"
+
+namespace tf::cuda {
+
+namespace {
+
+SampleType sample_type(PixelType t) {
+  switch (t) {
+    case PixelType::U8: return SampleType::U8;
+    case PixelType::U16: return SampleType::U16;
+    case PixelType::F32: return SampleType::F32;
+  }
+  return SampleType::U8;
+}
+
+float max_value(PixelType t) { return t == PixelType::U8 ? 255.0f : t == PixelType::U16 ? 65535.0f : 0.0f; }
+
+std::size_t region_bytes(const Rect& r, std::size_t pixel_bytes) {
+  return device_pitch(r.width, pixel_bytes) * static_cast<std::size_t>(r.height);
+}
+
+}  // namespace
+
+void DeviceTaps::upload(const Chain& chain, int device) {
+  std::vector<float> host;
+  offsets_.clear();
+  for (const auto& stage : chain) {
+    offsets_.emplace_back();
+    for (const auto& conv : stage.convs) {
+      offsets_.back().push_back(host.size());
+      if (conv.separable) {
+        host.insert(host.end(), conv.row.begin(), conv.row.end());
+        host.insert(host.end(), conv.col.begin(), conv.col.end());
+      } else {
+        host.insert(host.end(), conv.kernel.taps.begin(), conv.kernel.taps.end());
+      }
+    }
+  }
+  buffer_.reserve(std::max<std::size_t>(host.size(), 1) * sizeof(float), device);
+  TF_CUDA_CHECK(cudaMemcpy(buffer_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+std::size_t device_pitch(int width, std::size_t pixel_bytes) {
+  const std::size_t row = static_cast<std::size_t>(std::max(width, 1)) * pixel_bytes;
+  return (row + 127) / 128 * 128;
+}
+
+LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format) {
+  LaneNeeds n;
+  const std::size_t ps = format.pixel_bytes();
+  n.upload = device_pitch(plan.upload_width, ps) * static_cast<std::size_t>(std::max(plan.upload_height, 1));
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Rect& c = plan.stages[s].computed;
+    n.stage = std::max(n.stage, region_bytes(c, ps));
+    if (chain[s].combine == Combine::Magnitude)
+      n.scratch = std::max(n.scratch, region_bytes(c, sizeof(float) * format.channels));
+  }
+  n.maps = plan.maps.size() * sizeof(int);
+  return n;
+}
+
+std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
+  std::size_t added = upload.reserve(n.upload, device);
+  added += stage[0].reserve(n.stage, device);
+  added += stage[1].reserve(n.stage, device);
+  if (n.scratch) added += scratch.reserve(n.scratch, device);
+  added += maps.reserve(n.maps, device);
+  return added;
+}
+
+DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
+                       DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
+                       cudaStream_t stream) {
+  const SampleType type = sample_type(format.type);
+  const std::size_t ps = format.pixel_bytes();
+  const float fill = cpu::quantized_border_value(border, format.type);
+  const int* maps = buffers.maps.as<int>();
+  DeviceRegion in = input;
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const StagePlan& sp = plan.stages[s];
+    const Stage& stage = chain[s];
+    DeviceRegion out{buffers.stage[s % 2].data(), device_pitch(sp.computed.width, ps)};
+    ConvArgs a;
+    a.in = {in.data, in.pitch, maps + sp.xmap, maps + sp.ymap, sp.plane.width, sp.plane.height, fill};
+    a.out = out.data;
+    a.out_pitch = out.pitch;
+    a.scratch = buffers.scratch.as<float>();
+    a.scratch_pitch = device_pitch(sp.computed.width, sizeof(float) * format.channels);
+    a.width = sp.computed.width;
+    a.height = sp.computed.height;
+    a.max_value = max_value(format.type);
+    // A single stage uses its first convolution (as cpu::apply_stage does); magnitude its two.
+    const std::size_t convs = stage.combine == Combine::Magnitude ? 2 : 1;
+    for (std::size_t c = 0; c < convs; ++c) {
+      const Convolution& conv = stage.convs[c];
+      a.origin_x = sp.convs[c].origin_x;
+      a.origin_y = sp.convs[c].origin_y;
+      a.kw = conv.kernel.width;
+      a.kh = conv.kernel.height;
+      a.taps = taps.at(s, c);
+      a.epilogue = stage.combine == Combine::Magnitude ? (c == 0 ? Epilogue::StoreFloat : Epilogue::Magnitude)
+                                                       : Epilogue::Store;
+      if (conv.separable) launch_separable(type, format.channels, a, multiprocessors, stream);
+      else launch_general(type, format.channels, a, stream);
+    }
+    in = out;
+  }
+  return in;
+}
+
+}  // namespace tf::cuda

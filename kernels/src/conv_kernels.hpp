@@ -1,0 +1,79 @@
+// The convolution kernels as pure functions: each launch reads one stored buffer through border
+// maps, runs one convolution over a rectangular region and writes that region. Everything a kernel
+// needs travels by value in ConvArgs (STYLE 4); the launch shapes live in KernelSchedule (STYLE 3).
+//
+// Arithmetic (DESIGN.md contract 2, the same as core/src/cpu/convolve.cpp): float32 accumulators
+// starting at 0, one fmaf per tap in a fixed order (kx for a row pass, ky for a column pass,
+// ky-major then kx for 2-D kernels), separable = row pass into a float32 intermediate then column
+// pass, magnitude = sqrtf(fmaf(a, a, b*b)) with b*b rounded on its own, integer results rounded to
+// nearest-even and saturated.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace tf::cuda {
+
+enum class SampleType : int { U8 = 0, U16 = 1, F32 = 2 };
+
+// What a launch does with its results.
+enum class Epilogue : int {
+  Store,       // quantize (integer types) and store the pixel type
+  StoreFloat,  // store the float32 result to `scratch` (first convolution of a magnitude stage)
+  Magnitude,   // a = scratch, b = this result: store quantize(sqrtf(fmaf(a, a, b*b)))
+};
+
+// The input "plane" of a convolution: positions (px, py), 0 <= px < width, 0 <= py < height, whose
+// values are buffer[ymap[py]][xmap[px]], or `fill` where either map entry is -1. This is how border
+// synthesis happens on the device (contract 1): the maps are built on the host with border_index().
+struct PlaneArgs {
+  const void* data = nullptr;
+  std::size_t pitch = 0;  // bytes between buffer rows
+  const int* xmap = nullptr;
+  const int* ymap = nullptr;
+  int width = 0, height = 0;
+  float fill = 0;
+};
+
+struct ConvArgs {
+  PlaneArgs in;
+  // Output region, region-relative pixel (x, y) for 0 <= x < width, 0 <= y < height. Its window
+  // starts at plane position (origin_x + x, origin_y + y).
+  void* out = nullptr;
+  std::size_t out_pitch = 0;
+  float* scratch = nullptr;  // float pixels of `channels` samples, pitch scratch_pitch bytes
+  std::size_t scratch_pitch = 0;
+  int width = 0, height = 0;
+  int origin_x = 0, origin_y = 0;
+  int kw = 1, kh = 1;
+  const float* taps = nullptr;  // separable: kw row taps then kh column taps; 2-D: kh rows of kw
+  Epilogue epilogue = Epilogue::Store;
+  float max_value = 0;  // 255 or 65535: quantize; 0: float output, no quantization
+  int rows_per_block = 0;  // separable kernels: output rows one block walks down (set by the launcher)
+  int taps_per_chunk_rows = 0;  // 2-D kernels: kernel rows staged at once (set by the launcher)
+};
+
+// Launch shapes. Both kernels run 128 threads; a thread owns 8 consecutive output pixels of a row
+// (2-D: of two rows), each pixel a float4 (float for one channel), so every shared-memory load
+// feeds 32-64 fused multiply-adds. Numbers measured on an H200 are in docs/performance.md.
+struct KernelSchedule {
+  static constexpr int threads = 128;
+  static constexpr int run = 8;             // output pixels per thread along x
+  static constexpr int block_width = 32;    // output pixels per block along x
+  static constexpr int sep_step_rows = 32;  // separable: output rows per column-pass step
+  static constexpr int general_rows = 64;   // 2-D: output rows per block (2 per thread)
+  static constexpr std::size_t shared_limit = 227 * 1024;  // Hopper's per-block maximum
+};
+
+// Runs one separable convolution (row pass into shared memory, column pass out). Returns false
+// when the kernel does not fit in shared memory (never for kernels up to 255 taps).
+void launch_separable(SampleType type, int channels, const ConvArgs& args, int multiprocessors, cudaStream_t stream);
+// Runs one general 2-D convolution.
+void launch_general(SampleType type, int channels, const ConvArgs& args, cudaStream_t stream);
+
+// True when this build's kernels can run on the current device; otherwise *why says why (e.g. no
+// kernel image for its architecture).
+bool kernels_supported(std::string* why);
+
+}  // namespace tf::cuda

@@ -1,0 +1,286 @@
+// The CUDA Device. Per GPU: `lanes` CUDA streams, each driven by one scheduler worker thread, each
+// with its own device buffers, pinned staging and events, made once and reused for every tile (STYLE
+// 5). A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels), the chain's
+// kernels, the interior download; while one lane waits on its download the others upload and
+// compute, so upload of tile k+1, kernel of tile k and download of tile k-1 overlap.
+#include "cuda_device.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "chain_runner.hpp"
+#include "conv_kernels.hpp"
+#include "cuda_util.hpp"
+#include "nvml.hpp"
+#include "tile_plan.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::cuda {
+
+namespace {
+
+using Clock = Telemetry::Clock;
+
+// Room left for the CUDA context, the kernels' own needs and other programs when no cap is given.
+constexpr std::size_t kMemoryMargin = 512ULL << 20;
+
+bool is_pinned(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+struct Lane {
+  explicit Lane(int device)
+      : stream(device), upload_start(device), upload_done(device), kernels_done(device), download_done(device) {}
+  Stream stream;
+  Event upload_start, upload_done, kernels_done, download_done;
+  LaneBuffers buffers;
+  PinnedBuffer h_in, h_out, h_maps;  // staging for pageable images, and the maps
+};
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int ordinal, std::size_t memory_cap) : ordinal_(ordinal), cap_(memory_cap) {
+    ScopedDevice on(ordinal);
+    cudaDeviceProp prop{};
+    TF_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    std::size_t free = 0, total = 0;
+    TF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    std::string why;
+    if (!kernels_run_here(&why)) throw Error(ErrorKind::Device, fmt::format("gpu{} ({}): {}", ordinal, prop.name, why));
+    bus_id_ = pci_bus_id(ordinal);
+    info_.id = fmt::format("gpu{}", ordinal);
+    info_.name = prop.name;
+    info_.kind = DeviceKind::Cuda;
+    info_.ordinal = ordinal;
+    info_.memory_total = total;
+    info_.memory_free = free;
+    info_.multiprocessors = prop.multiProcessorCount;
+    info_.link = nvml::pcie_link(bus_id_);
+  }
+
+  ~CudaDevice() override {
+    try {
+      ScopedDevice on(ordinal_);
+      lanes_.clear();
+    } catch (...) {
+    }
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  int lanes() const override { return wanted_lanes_.load(); }
+  void set_lanes(int lanes) override { wanted_lanes_ = std::clamp(lanes, 1, 64); }
+
+  int max_tile_side(const TileJob& job) const override {
+    const std::size_t per_lane = lane_budget(*job.chain);
+    // Our buffers need at most core's tile_working_set (upload + two stage buffers in the pixel type,
+    // one float scratch); the maps and slack come out of the 10% kept back.
+    const int side = tile_side_for_budget(per_lane / 10 * 9, job.src.format, chain_halo(*job.chain));
+    return std::min(side, kPreferredTileSide);
+  }
+
+  void begin(const TileJob& job) override {
+    if (!job_mutex_.try_lock_for(std::chrono::seconds(60)))
+      throw Error(ErrorKind::Device, fmt::format("{}: busy with another job for 60 s", info_.id));
+    try {
+      ScopedDevice on(ordinal_);
+      while (static_cast<int>(lanes_.size()) < lanes()) lanes_.push_back(std::make_unique<Lane>(ordinal_));
+      const std::size_t before = taps_.bytes();
+      taps_.upload(*job.chain, ordinal_);
+      reserved_ += static_cast<long long>(taps_.bytes()) - static_cast<long long>(before);
+      src_pinned_ = is_pinned(job.src.data);
+      dst_pinned_ = is_pinned(job.dst.data);
+    } catch (...) {
+      job_mutex_.unlock();
+      throw;
+    }
+  }
+
+  void end() override { job_mutex_.unlock(); }
+
+  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
+               int device_index) override {
+    // Test-only fault injection: fail as a CUDA call would, before touching the device.
+    if (job.faults.should_fail(info_.id, tile.index, attempt))
+      throw Error(ErrorKind::Device, fmt::format("{}: injected fault on tile {} (attempt {})", info_.id, tile.index, attempt));
+    ScopedDevice on(ordinal_);
+    Lane& l = *lanes_.at(lane);
+    try {
+      run_tile(job, tile, l, lane, telemetry, device_index);
+    } catch (...) {
+      l.stream.drain();  // nothing of this tile may still write into buffers the next tile reuses
+      throw;
+    }
+  }
+
+  std::optional<DeviceSample> sample() const override {
+    if (auto s = nvml::sample(bus_id_)) return s;
+    try {
+      ScopedDevice on(ordinal_);
+      std::size_t free = 0, total = 0;
+      TF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      DeviceSample s;
+      s.memory_total = total;
+      s.memory_used = total - free;
+      return s;
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  std::size_t reserved() const { return static_cast<std::size_t>(std::max(0LL, reserved_.load())); }
+
+ private:
+  // Memory this device may use: the cap, or the free memory plus what it already holds, less a margin.
+  std::size_t budget() const {
+    ScopedDevice on(ordinal_);
+    std::size_t free = 0, total = 0;
+    TF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    std::size_t usable = free + reserved();
+    usable = usable > 2 * kMemoryMargin ? usable - kMemoryMargin : usable / 2;
+    return cap_ ? std::min(cap_, usable) : usable;
+  }
+
+  std::size_t lane_budget(const Chain& chain) const {
+    std::size_t taps = 0;
+    for (const auto& s : chain)
+      for (const auto& c : s.convs) taps += (c.kernel.taps.size() + c.row.size() + c.col.size()) * sizeof(float);
+    const std::size_t b = budget();
+    return (b > taps ? b - taps : 0) / static_cast<std::size_t>(lanes());
+  }
+
+  void run_tile(const TileJob& job, const Tile& tile, Lane& l, int lane, Telemetry& telemetry, int device_index) {
+    const Chain& chain = *job.chain;
+    const Format format = job.src.format;
+    const std::size_t ps = format.pixel_bytes();
+    const cudaStream_t s = l.stream.get();
+    const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode);
+
+    // Grow this lane's buffers when the tile needs it, within the lane's share of the budget.
+    const LaneNeeds needs = lane_needs(chain, plan, format);
+    auto after = [](const DeviceBuffer& b, std::size_t need) { return std::max(b.capacity(), need); };
+    const std::size_t projected = after(l.buffers.upload, needs.upload) + after(l.buffers.stage[0], needs.stage) +
+                                  after(l.buffers.stage[1], needs.stage) + after(l.buffers.scratch, needs.scratch) +
+                                  after(l.buffers.maps, needs.maps);
+    if (projected > l.buffers.bytes()) {
+      const std::size_t allowed = lane_budget(chain);
+      if (projected > allowed)
+        throw Error(ErrorKind::Limit, fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use",
+                                                  info_.id, tile.index, tile.out.width, tile.out.height,
+                                                  projected / 1048576.0, allowed / 1048576.0));
+      const std::size_t before = l.buffers.bytes();
+      l.buffers.reserve(needs, ordinal_);
+      reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
+    }
+
+    const std::size_t map_bytes = plan.maps.size() * sizeof(int);
+    l.h_maps.reserve(map_bytes);
+    std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
+
+    TF_CUDA_CHECK(cudaEventRecord(l.upload_start.get(), s));
+    TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
+    // Upload: the in-image source runs of tile.in, packed (see tile_plan.hpp).
+    const std::size_t up_pitch = device_pitch(plan.upload_width, ps);
+    auto* d_up = l.buffers.upload.as<std::byte>();
+    std::size_t up_bytes = map_bytes;
+    if (src_pinned_) {
+      for (const auto& yr : plan.rows)
+        for (const auto& xr : plan.columns) {
+          TF_CUDA_CHECK(cudaMemcpy2DAsync(d_up + yr.compact * up_pitch + xr.compact * ps, up_pitch,
+                                          job.src.row(yr.source) + xr.source * ps, job.src.pitch, xr.length * ps,
+                                          yr.length, cudaMemcpyHostToDevice, s));
+          up_bytes += static_cast<std::size_t>(xr.length) * ps * yr.length;
+        }
+    } else {
+      l.h_in.reserve(up_pitch * plan.upload_height);
+      auto* h_up = l.h_in.as<std::byte>();
+      for (const auto& yr : plan.rows)
+        for (const auto& xr : plan.columns)
+          for (int r = 0; r < yr.length; ++r)
+            std::memcpy(h_up + (yr.compact + r) * up_pitch + xr.compact * ps, job.src.row(yr.source + r) + xr.source * ps,
+                        xr.length * ps);
+      TF_CUDA_CHECK(cudaMemcpyAsync(d_up, h_up, up_pitch * plan.upload_height, cudaMemcpyHostToDevice, s));
+      up_bytes += up_pitch * plan.upload_height;
+    }
+    TF_CUDA_CHECK(cudaEventRecord(l.upload_done.get(), s));
+
+    const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border,
+                                       info_.multiprocessors, s);
+    TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
+
+    // Download only the tile's interior.
+    const std::size_t row_bytes = static_cast<std::size_t>(tile.out.width) * ps;
+    if (dst_pinned_) {
+      TF_CUDA_CHECK(cudaMemcpy2DAsync(job.dst.row(tile.out.y) + tile.out.x * ps, job.dst.pitch, out.data, out.pitch,
+                                      row_bytes, tile.out.height, cudaMemcpyDeviceToHost, s));
+    } else {
+      l.h_out.reserve(row_bytes * tile.out.height);
+      TF_CUDA_CHECK(cudaMemcpy2DAsync(l.h_out.data(), row_bytes, out.data, out.pitch, row_bytes, tile.out.height,
+                                      cudaMemcpyDeviceToHost, s));
+    }
+    TF_CUDA_CHECK(cudaEventRecord(l.download_done.get(), s));
+    TF_CUDA_CHECK(cudaEventSynchronize(l.download_done.get()));
+    const Clock::time_point done = Clock::now();
+    if (!dst_pinned_) {
+      const auto* h_out = l.h_out.as<std::byte>();
+      for (int r = 0; r < tile.out.height; ++r)
+        std::memcpy(job.dst.row(tile.out.y + r) + tile.out.x * ps, h_out + r * row_bytes, row_bytes);
+    }
+
+    // Events to the telemetry clock: the download's end is "now" (we just waited for it).
+    const double up_s = elapsed_ms(l.upload_start, l.upload_done) / 1e3;
+    const double kernel_s = elapsed_ms(l.upload_done, l.kernels_done) / 1e3;
+    const double down_s = elapsed_ms(l.kernels_done, l.download_done) / 1e3;
+    const double t3 = telemetry.seconds_since_epoch(done), t2 = t3 - down_s, t1 = t2 - kernel_s, t0 = t1 - up_s;
+    telemetry.add({device_index, lane, StageKind::Upload, tile.index, t0, t1, up_bytes});
+    telemetry.add({device_index, lane, StageKind::Kernel, tile.index, t1, t2, 0});
+    telemetry.add({device_index, lane, StageKind::Download, tile.index, t2, t3, row_bytes * tile.out.height});
+  }
+
+  static bool kernels_run_here(std::string* why);
+
+  const int ordinal_;
+  const std::size_t cap_;
+  DeviceInfo info_;
+  std::string bus_id_;
+  std::atomic<int> wanted_lanes_{kDefaultLanes};
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  DeviceTaps taps_;
+  std::timed_mutex job_mutex_;  // one job at a time: its lanes own the buffers
+  std::atomic<long long> reserved_{0};
+  bool src_pinned_ = false, dst_pinned_ = false;
+};
+
+bool CudaDevice::kernels_run_here(std::string* why) { return kernels_supported(why); }
+
+}  // namespace
+
+DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap) { return std::make_shared<CudaDevice>(ordinal, memory_cap); }
+
+std::string pci_bus_id(int ordinal) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  return id;
+}
+
+std::size_t reserved_bytes(const Device& device) {
+  const auto* d = dynamic_cast<const CudaDevice*>(&device);
+  return d ? d->reserved() : 0;
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,180 @@
+// The multi-GPU engine around the kernels: the device-memory cap, fault injection and retries,
+// the CPU fallback, pinned and pageable images, telemetry, device-resident runs, discovery.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpu_test_support.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::gputest {
+namespace {
+
+TEST(GpuEngine, DevicesDescribeThemselves) {
+  TF_REQUIRE_GPU();
+  for (const auto& g : gpus()) {
+    const DeviceInfo& i = g->info();
+    EXPECT_EQ(i.kind, DeviceKind::Cuda);
+    EXPECT_EQ(i.id, fmt::format("gpu{}", i.ordinal));
+    EXPECT_FALSE(i.name.empty());
+    EXPECT_GT(i.multiprocessors, 0);
+    EXPECT_GT(i.memory_total, std::size_t{1} << 30);
+    EXPECT_GE(g->lanes(), 1);
+    const auto s = g->sample();
+    ASSERT_TRUE(s.has_value());
+    EXPECT_GT(s->memory_total, 0u);
+    EXPECT_LE(s->utilization, 100.0);
+    std::printf("%s: %s, %d SMs, %.1f GiB, link '%s', utilization %.0f%%\n", i.id.c_str(), i.name.c_str(),
+                i.multiprocessors, i.memory_total / 1073741824.0, i.link.c_str(), s->utilization);
+  }
+}
+
+// An image larger than the memory the GPU may use streams through it tile by tile.
+TEST(GpuEngine, DeviceMemoryCapStreamsABiggerImage) {
+  TF_REQUIRE_GPU();
+  const std::size_t cap = 48ULL << 20;
+  const DeviceSelection sel = select_devices("0", cap);
+  const Image src = test::random_image(4096, 4096, {PixelType::U8, 4}, test::test_seed(3));  // 64 MiB in, 64 out
+  ASSERT_GT(src.size_bytes(), cap);
+  const Chain chain = parse_chain({"gaussian:sigma=1.33,radius=4", "sharpen"});
+  JobOptions o;
+  JobReport report;
+  const Image out = run_on(src, chain, sel.devices, o, &report);
+  EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), out));
+  EXPECT_GT(report.tiles, 4);
+  EXPECT_TRUE(report.failures.empty());
+  EXPECT_EQ(report.tiles_per_device[0], report.tiles);
+  EXPECT_GT(cuda::reserved_bytes(*sel.devices[0]), 0u);
+  EXPECT_LE(cuda::reserved_bytes(*sel.devices[0]), cap);
+  std::printf("cap %zu MiB: %d tiles of %dx%d, %zu MiB of device buffers\n", cap >> 20, report.tiles, report.tile_width,
+              report.tile_height, cuda::reserved_bytes(*sel.devices[0]) >> 20);
+}
+
+// A tile the budget cannot hold fails on the GPU (a typed error, no crash) and the CPU does it.
+TEST(GpuEngine, TileOverTheBudgetFallsBackToTheCpu) {
+  TF_REQUIRE_GPU();
+  const DeviceSelection sel = select_devices("0", 8ULL << 20);
+  const Image src = test::random_image(1500, 1500, {PixelType::U8, 4}, test::test_seed(4));
+  const Chain chain = parse_chain({"box:radius=2"});
+  JobOptions o;
+  o.schedule.tile_width = o.schedule.tile_height = 1500;
+  JobReport report;
+  const Image out = run_on(src, chain, sel.devices, o, &report);
+  EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), out));
+  ASSERT_FALSE(report.failures.empty());
+  EXPECT_NE(report.failures[0].message.find("MiB"), std::string::npos) << report.failures[0].message;
+  EXPECT_EQ(report.tiles_per_device.back(), 1);  // the CPU fallback did it
+}
+
+// Injected faults: every failed tile is retried on the other GPU, then the CPU; same bits.
+TEST(GpuEngine, FaultInjectionRetriesGiveIdenticalOutput) {
+  TF_REQUIRE_GPU();
+  const auto devices = first_gpus(2);
+  const Image src = test::random_image(1999, 1003, {PixelType::U16, 3}, test::test_seed(8));
+  const Chain chain = parse_chain({"gaussian:sigma=2", "sobel:dir=magnitude"});
+  const Image expected = cpu_reference(src, chain, {});
+  for (double rate : {0.3, 1.0}) {
+    JobOptions o;
+    o.faults.rate = rate;
+    o.faults.seed = 42;
+    o.schedule.tile_width = o.schedule.tile_height = 256;
+    JobReport report;
+    const Image out = run_on(src, chain, devices, o, &report);
+    EXPECT_TRUE(same_bits(expected, out)) << "fault rate " << rate;
+    EXPECT_FALSE(report.failures.empty());
+    for (const auto& f : report.failures) EXPECT_NE(f.message.find("injected fault"), std::string::npos) << f.message;
+    int done = 0;
+    for (int n : report.tiles_per_device) done += n;
+    EXPECT_EQ(done, report.tiles);
+    if (rate == 1.0) EXPECT_EQ(report.tiles_per_device.back(), report.tiles);  // all on the CPU fallback
+    else EXPECT_LT(report.tiles_per_device.back(), report.tiles);
+  }
+}
+
+// GPUs and CPU workers pull from one queue; the output does not depend on who did what.
+TEST(GpuEngine, GpusAndCpuWorkersShareTheQueue) {
+  TF_REQUIRE_GPU();
+  const DeviceSelection sel = select_devices("0,cpu:2");
+  ASSERT_EQ(sel.devices.size(), 3u);
+  const Image src = test::random_image(1500, 900, {PixelType::F32, 4}, test::test_seed(9));
+  const Chain chain = parse_chain({"unsharp:sigma=1.3"});
+  JobOptions o;
+  o.schedule.tile_width = o.schedule.tile_height = 128;
+  JobReport report;
+  EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), run_on(src, chain, sel.devices, o, &report)));
+  EXPECT_GT(report.tiles_per_device[0], 0);
+}
+
+// Pinned images go straight to and from the GPU; pageable ones through pinned staging. Same bits.
+TEST(GpuEngine, PinnedAndPageableImages) {
+  TF_REQUIRE_GPU();
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  ASSERT_NE(pinned, nullptr);
+  const Image pageable = test::random_image(3001, 1777, {PixelType::U8, 3}, test::test_seed(10));
+  Image src(pageable.width(), pageable.height(), pageable.format(), *pinned);
+  for (int y = 0; y < src.height(); ++y) std::memcpy(src.view().row(y), pageable.view().row(y), src.view().row_bytes());
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  Image dst(src.width(), src.height(), src.format(), *pinned);
+  JobOptions o;
+  run_filter(src.view(), dst.view(), chain, gpus(), o);
+  const Image expected = cpu_reference(pageable, chain, o.border);
+  EXPECT_TRUE(same_bits(expected, dst));
+  EXPECT_TRUE(same_bits(expected, run_on(pageable, chain, gpus(), o)));
+}
+
+// Telemetry: upload, kernel and download records per tile, on the job's clock, within its wall time.
+TEST(GpuEngine, TelemetryRecordsEveryStage) {
+  TF_REQUIRE_GPU();
+  const Image src = test::random_image(2048, 2048, {PixelType::U8, 4}, test::test_seed(11));
+  JobOptions o;
+  o.schedule.tile_width = o.schedule.tile_height = 512;
+  o.schedule.streams_per_device = 3;
+  JobReport report;
+  run_on(src, parse_chain({"box:radius=4"}), first_gpus(1), o, &report);
+  std::vector<int> per_stage(3, 0);
+  std::vector<int> lanes;
+  for (const auto& r : report.records) {
+    ASSERT_GE(r.t1, r.t0);
+    EXPECT_GE(r.t0, -1e-3);
+    EXPECT_LE(r.t1, report.wall_s + 1e-3);
+    EXPECT_EQ(r.device, 0);
+    if (r.stage == StageKind::Upload) ++per_stage[0];
+    if (r.stage == StageKind::Kernel) ++per_stage[1];
+    if (r.stage == StageKind::Download) ++per_stage[2];
+    if (std::find(lanes.begin(), lanes.end(), r.lane) == lanes.end()) lanes.push_back(r.lane);
+  }
+  EXPECT_EQ(per_stage, (std::vector<int>{report.tiles, report.tiles, report.tiles}));
+  EXPECT_GE(lanes.size(), 2u) << "tiles should spread over the streams";
+  const auto split = summarize(report.records, report.device_names, report.wall_s);
+  EXPECT_GT(split[0].kernel_s, 0);
+  EXPECT_EQ(split[0].bytes_down, src.view().row_bytes() * src.height());
+}
+
+// The benchmark's device-resident path computes the same bits as the host-resident one.
+TEST(GpuEngine, DeviceResidentRunMatchesTheCpu) {
+  TF_REQUIRE_GPU();
+  const Image src = test::random_image(1531, 1023, {PixelType::U8, 4}, test::test_seed(12));
+  for (const char* spec : {"gaussian:sigma=1.33,radius=4", "unsharp:sigma=1.3"}) {
+    const Chain chain = parse_chain({spec});
+    const Image expected = cpu_reference(src, chain, {});
+    std::vector<int> ordinals;
+    for (const auto& g : gpus()) ordinals.push_back(g->info().ordinal);
+    for (std::size_t n = 1; n <= std::min<std::size_t>(2, ordinals.size()); ++n) {
+      Image out(src.width(), src.height(), src.format());
+      const auto t = cuda::bench_device_resident(src.view(), chain, {}, {ordinals.begin(), ordinals.begin() + n}, 3,
+                                                 &out.view());
+      EXPECT_TRUE(same_bits(expected, out)) << spec << " on " << n << " GPU(s)";
+      EXPECT_EQ(t.seconds.size(), 3u);
+      EXPECT_GT(t.gigapixels_per_s, 0);
+    }
+  }
+}
+
+TEST(GpuEngine, RuntimeDescription) {
+  const std::string d = cuda::runtime_description();
+  EXPECT_NE(d.find("CUDA"), std::string::npos) << d;
+}
+
+}  // namespace
+}  // namespace tf::gputest
