@@ -214,11 +214,9 @@ void run(const BatchArgs& a) {
     bar.update(fraction, progress_detail(p));
   };
 
-  BatchReport report;
-  {
-    SignalGuard guard;
-    report = run_batch(o);
-  }
+  // Handled until the command returns, so a late signal never cuts the report or the summary short.
+  SignalGuard guard;
+  const BatchReport report = run_batch(o);
   bar.finish();
   if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet) fmt::print(stderr, "note: {}\n", report.device_note);
   if (!a.report.empty()) write_report(a.report, report);

@@ -78,7 +78,7 @@ struct BatchReport {
   double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
   double megapixels = 0;
   int decode_threads = 0, encode_threads = 0;
-  std::size_t max_inflight_bytes = 0;
+  std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held
   bool cancelled = false;
   int failed() const;
   int count(FileResult::Status s) const;

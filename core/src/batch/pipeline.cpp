@@ -119,6 +119,7 @@ class BatchRun {
     report.decode_threads = decode_threads();
     report.encode_threads = encode_threads();
     report.max_inflight_bytes = budget_.cap();
+    report.peak_inflight_bytes = budget_.peak();
     if (debug_log())
       std::fprintf(stderr, "[batch] peak in flight %.1f MiB of %.1f MiB\n", budget_.peak() / 1048576.0, budget_.cap() / 1048576.0);
     return report;
@@ -367,8 +368,8 @@ class BatchRun {
   // Device utilization samples (NVML for GPUs) and a steady progress tick for rates and ETA.
   void sample_loop() {
     std::unique_lock lock(sampler_mutex_);
-    while (!sampler_stop_) {
-      sampler_cv_.wait_for(lock, std::chrono::milliseconds(250));
+    for (bool first = true; !sampler_stop_; first = false) {
+      if (!first) sampler_cv_.wait_for(lock, std::chrono::milliseconds(250));
       if (sampler_stop_) break;
       for (std::size_t d = 0; d < devices_.size(); ++d)
         if (auto s = devices_[d]->sample(); s && s->utilization >= 0) {

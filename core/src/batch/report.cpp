@@ -89,6 +89,7 @@ std::string batch_report_json(const BatchReport& r) {
       {"decode", {{"threads", r.decode_threads}, {"thread_s", r.decode_s}, {"megapixels", decoded_mpix}}},
       {"encode", {{"threads", r.encode_threads}, {"thread_s", r.encode_s}, {"megapixels", encoded_mpix}}},
       {"max_inflight_bytes", r.max_inflight_bytes},
+      {"peak_inflight_bytes", r.peak_inflight_bytes},
       {"device_note", r.device_note},
       {"notes", r.notes},
       {"devices", std::move(devices)},

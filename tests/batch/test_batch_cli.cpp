@@ -1,0 +1,142 @@
+// `tilefilter batch` against `tilefilter apply`, file by file, on a generated nested folder with
+// mixed formats and sizes and broken and non-image files; the JSON report; exit codes.
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "batch_fixture.hpp"
+#include "tilefilter/codec.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tf::test {
+namespace {
+
+std::string canon(const std::string& p) { return fs::weakly_canonical(p).string(); }
+
+std::map<std::string, json> files_by_input(const json& report) {
+  std::map<std::string, json> m;
+  for (const auto& f : report.at("files")) m[f.at("input").get<std::string>()] = f;
+  return m;
+}
+
+// Same pixels, and for the deterministic stb writers (PNG, JPEG, BMP, TGA) the same bytes.
+void expect_same_output(const std::string& batch_out, const std::string& apply_out) {
+  const Image a = decode_file(batch_out), b = decode_file(apply_out);
+  EXPECT_TRUE(same_pixels(a.view(), b.view())) << batch_out << " differs from apply's " << apply_out;
+  const std::string ext = fs::path(batch_out).extension().string();
+  if (ext != ".tif") EXPECT_TRUE(read_bytes(batch_out) == read_bytes(apply_out)) << batch_out << ": bytes differ from apply's";
+}
+
+TEST(BatchCli, MixedFolderMatchesApplyFileByFile) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out", ref = dir / "ref", report_path = dir / "report.json";
+  const MixedFolder m = make_mixed_folder(in, test_seed(40));
+  const std::string filters = fmt::format("--filter {} --filter sharpen:amount=0.5", kBatchFilter);
+  std::string log;
+  const int rc = run_cli(fmt::format("batch {} {} -r {} --devices cpu:2 --quality 90 --report {}", quoted(in), quoted(out), filters,
+                                     quoted(report_path)),
+                         &log);
+  EXPECT_EQ(rc, 3) << "some files are broken, the rest must succeed\n" << log;
+
+  const json report = json::parse(read_text(report_path));  // throws (fails the test) when invalid
+  EXPECT_EQ(report.at("counts").at("files").get<std::size_t>(), m.images.size());
+  EXPECT_EQ(report.at("counts").at("failed").get<std::size_t>() >= m.broken.size(), true);
+  const auto by_input = files_by_input(report);
+  std::set<std::string> expected_outputs;
+  for (const auto& rel : m.images) {
+    SCOPED_TRACE(rel);
+    const auto it = by_input.find(canon(in + "/" + rel));
+    ASSERT_NE(it, by_input.end()) << "the report must list every image file";
+    const json& f = it->second;
+    const std::string status = f.at("status");
+    const std::string output = f.at("output");
+    const bool broken = std::find(m.broken.begin(), m.broken.end(), rel) != m.broken.end();
+    if (broken) {
+      EXPECT_EQ(status, "failed");
+      EXPECT_FALSE(f.value("reason", "").empty());
+      EXPECT_FALSE(fs::exists(output));
+      continue;
+    }
+    // The same file through `apply`, to the same relative name under ref/.
+    const std::string rel_out = fs::relative(output, canon(out)).string();
+    const std::string apply_out = ref + "/" + rel_out;
+    fs::create_directories(fs::path(apply_out).parent_path());
+    std::string apply_log;
+    const int apply_rc = run_cli(fmt::format("apply {} {} {} --devices cpu:1 --quality 90 -q", quoted(in + "/" + rel), quoted(apply_out), filters),
+                                 &apply_log);
+    if (apply_rc != 0) {  // e.g. a 16-bit PNG in a build without OpenCV: batch must fail it too
+      EXPECT_EQ(status, "failed") << apply_log;
+      continue;
+    }
+    ASSERT_EQ(status, "ok") << f.dump();
+    expected_outputs.insert(rel_out);
+    expect_same_output(output, apply_out);
+    EXPECT_GT(f.at("output_bytes").get<std::size_t>(), 0u);
+    EXPECT_GT(f.at("input_bytes").get<std::size_t>(), 0u);
+    EXPECT_FALSE(f.at("decoder").get<std::string>().empty());
+    EXPECT_FALSE(f.at("encoder").get<std::string>().empty());
+  }
+  // Exactly the expected outputs, nothing else (no temporaries, nothing for broken files).
+  const auto produced = files_under(out);
+  EXPECT_EQ(std::set<std::string>(produced.begin(), produced.end()), expected_outputs);
+  EXPECT_TRUE(temporaries_under(out).empty());
+  // Non-images are listed as skipped.
+  const std::string skipped = report.at("skipped").dump();
+  for (const auto& o : m.others) EXPECT_NE(skipped.find(o), std::string::npos) << skipped;
+  // A per-device summary that accounts for every filtered image.
+  int images = 0;
+  for (const auto& d : report.at("devices")) images += d.at("images").get<int>();
+  EXPECT_EQ(images, report.at("counts").at("ok").get<int>());
+  EXPECT_NE(log.find("devices:"), std::string::npos) << log;
+  EXPECT_NE(log.find("truncated"), std::string::npos) << "failures are named with their reason\n" << log;
+}
+
+TEST(BatchCli, NoFilterConvertsFormatLikeApplyIdentity) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out", ref = dir / "ref";
+  const auto names = make_flat_folder(in, 4, 150, 97, test_seed(50));
+  std::string log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} --format png --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  fs::create_directories(ref);
+  for (const auto& n : names) {
+    const std::string png = fs::path(n).replace_extension(".png").string();
+    ASSERT_EQ(run_cli(fmt::format("apply {} {} -f identity -q", quoted(in + "/" + n), quoted(ref + "/" + png))), 0);
+    expect_same_output(out + "/" + png, ref + "/" + png);
+  }
+  EXPECT_NE(log.find("no filter"), std::string::npos) << log;
+}
+
+TEST(BatchCli, ExitCodes) {
+  TempDir dir;
+  const std::string good = dir / "good", bad = dir / "bad", empty = dir / "empty";
+  make_flat_folder(good, 2, 40, 30, test_seed(60));
+  write_bytes(bad + "/x.png", {1, 2, 3});
+  write_bytes(bad + "/y.jpg", {0xFF, 0xD8, 0xFF, 0, 1});
+  fs::create_directories(empty);
+  std::string log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(good), quoted(dir / "o1")), &log), 0) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(bad), quoted(dir / "o2")), &log), 1) << "nothing done\n" << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(empty), quoted(dir / "o3")), &log), 1) << log;
+  EXPECT_NE(log.find("no image files"), std::string::npos) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(dir / "missing"), quoted(dir / "o4")), &log), 1) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f nosuchfilter", quoted(good), quoted(dir / "o5")), &log), 2) << log;
+  // OUT_DIR inside IN_DIR with --recursive: refused before anything is written, unless excluded.
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -r -f box", quoted(good), quoted(good + "/out")), &log), 2) << log;
+  EXPECT_NE(log.find("--exclude"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(good + "/out"));
+  EXPECT_EQ(run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --devices cpu:1", quoted(good), quoted(good + "/out")), &log), 0)
+      << log;
+  EXPECT_EQ(files_under(good + "/out").size(), 2u);
+  // Running it again with --resume walks past the excluded folder and redoes nothing.
+  EXPECT_EQ(run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --resume", quoted(good), quoted(good + "/out")), &log), 0) << log;
+  EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
+  // The input folder as output: refused.
+  EXPECT_EQ(run_cli(fmt::format("batch {0} {0} -f box", quoted(good)), &log), 2) << log;
+}
+
+}  // namespace
+}  // namespace tf::test

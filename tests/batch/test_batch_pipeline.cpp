@@ -1,0 +1,235 @@
+// run_batch in process: whole images on one device and split ones across devices give the same
+// bits as the reference; pinned-style allocators are used and memory stays within the budget;
+// cancel and abort leave only complete outputs; the JSON report.
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "batch_fixture.hpp"
+#include "tilefilter/codec.hpp"
+#include "tilefilter/cpu.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf::test {
+namespace {
+
+using Status = FileResult::Status;
+
+// A CPU worker that says it is a GPU: the batch then decodes into the allocator it was given.
+class FakeGpu final : public Device {
+ public:
+  explicit FakeGpu(int ordinal) : cpu_(cpu::make_cpu_device(ordinal)) {
+    info_ = cpu_->info();
+    info_.id = fmt::format("fakegpu{}", ordinal);
+    info_.kind = DeviceKind::Cuda;
+  }
+  const DeviceInfo& info() const override { return info_; }
+  int max_tile_side(const TileJob& job) const override { return cpu_->max_tile_side(job); }
+  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& t, int index) override {
+    cpu_->process(job, tile, lane, attempt, t, index);
+  }
+  std::optional<DeviceSample> sample() const override { return DeviceSample{42.0, 0, 0}; }
+
+ private:
+  DevicePtr cpu_;
+  DeviceInfo info_;
+};
+
+// Counts what is outstanding from the underlying allocator, from any thread.
+struct CountingAllocator {
+  std::mutex mutex;
+  std::map<void*, std::size_t> sizes;
+  std::size_t outstanding = 0, peak = 0, allocations = 0;
+  PixelAllocator alloc{[this](std::size_t n) {
+                         void* p = default_allocator().allocate(n);
+                         std::lock_guard lock(mutex);
+                         sizes[p] = n;
+                         outstanding += n;
+                         ++allocations;
+                         peak = std::max(peak, outstanding);
+                         return p;
+                       },
+                       [this](void* p) {
+                         {
+                           std::lock_guard lock(mutex);
+                           outstanding -= sizes.at(p);
+                           sizes.erase(p);
+                         }
+                         default_allocator().release(p);
+                       }};
+};
+
+BatchOptions cpu_options(const std::string& in, const std::string& out, std::vector<std::string> filters) {
+  BatchOptions o;
+  o.input_dir = in;
+  o.output_dir = out;
+  o.filters = std::move(filters);
+  o.devices = "cpu:2";
+  o.decode_threads = 2;
+  o.encode_threads = 2;
+  return o;
+}
+
+void expect_matches_reference(const BatchReport& r, const Chain& chain) {
+  const auto cpu = std::vector<DevicePtr>{cpu::make_cpu_device(0)};
+  for (const auto& f : r.files) {
+    SCOPED_TRACE(f.input);
+    ASSERT_EQ(f.status, Status::Ok) << f.reason;
+    const Image expected = filter_image(decode_file(f.input), chain, cpu, JobOptions{});
+    EXPECT_TRUE(same_pixels(decode_file(f.output).view(), expected.view())) << "on " << f.device;
+  }
+}
+
+TEST(BatchPipeline, WholeAndSplitImagesGiveTheReferenceBits) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  fs::create_directories(in);
+  std::uint32_t seed = test_seed(70);
+  const std::vector<std::pair<int, int>> sizes = {{50, 40}, {300, 200}, {701, 499}, {1, 1}, {5, 333}, {640, 480}, {97, 1201}};
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    encode_file(in + fmt::format("/i{}.png", i), random_image(sizes[i].first, sizes[i].second, Format{PixelType::U8, i % 2 ? 4 : 3}, seed++).view());
+  const std::vector<std::string> specs = {kBatchFilter, "sobel"};
+  const Chain chain = parse_chain(specs);
+
+  BatchOptions o = cpu_options(in, dir / "out", specs);
+  o.device_list = {cpu::make_cpu_device(0), cpu::make_cpu_device(1, 3.0)};  // one deliberately slow
+  o.split_pixels = 100000;
+  const BatchReport r = run_batch(o);
+  EXPECT_EQ(r.exit_code(), 0);
+  expect_matches_reference(r, chain);
+  int split = 0, shared = 0;
+  for (const auto& f : r.files) {
+    const bool big = static_cast<long long>(f.width) * f.height >= o.split_pixels;
+    const bool on_both = f.device.find('+') != std::string::npos;
+    if (!big) EXPECT_FALSE(on_both) << f.input << " is small and goes whole to one device, not " << f.device;
+    if (big) EXPECT_GE(f.tiles, 2) << f.input;
+    split += big;
+    shared += on_both;
+  }
+  EXPECT_EQ(split, 3);
+  EXPECT_GE(shared, 1) << "split images are shared by both devices";
+  const int images = r.images_per_device.at(0) + r.images_per_device.at(1);
+  EXPECT_GE(images, static_cast<int>(sizes.size()));
+  EXPECT_LE(images, static_cast<int>(sizes.size()) + split);
+  ASSERT_EQ(r.devices.size(), 3u);  // two workers and the fallback
+  EXPECT_GT(r.devices[0].tiles, 0);
+  EXPECT_GT(r.devices[0].busy_s, 0);
+
+  // Failing tile attempts are retried elsewhere; the bits stay the same.
+  o.output_dir = dir / "out2";
+  o.job.faults.rate = 0.3;
+  o.job.faults.all_devices = true;
+  const BatchReport faulty = run_batch(o);
+  expect_matches_reference(faulty, chain);
+  int retried = 0;
+  for (const auto& f : faulty.files) retried += f.retried_tiles;
+  EXPECT_GT(retried, 0);
+}
+
+TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  const int count = 30, w = 200, h = 150;
+  make_flat_folder(in, count, w, h, test_seed(80));
+  const std::size_t image_bytes = (static_cast<std::size_t>(w) * 3 + 63) / 64 * 64 * h;  // rows padded to 64 bytes
+  CountingAllocator counting;
+  BatchOptions o = cpu_options(in, dir / "out", {kBatchFilter});
+  o.device_list = {std::make_shared<FakeGpu>(0), std::make_shared<FakeGpu>(1)};
+  o.allocator = &counting.alloc;
+  o.max_inflight_bytes = 5 * image_bytes;  // two files (source + result) and a half
+  o.decode_threads = 3;
+  const BatchReport r = run_batch(o);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_EQ(r.count(Status::Ok), count);
+  EXPECT_GT(counting.allocations, 0u) << "decoded pixels go to the given allocator when a GPU is used";
+  EXPECT_LT(counting.allocations, static_cast<std::size_t>(count)) << "buffers are recycled";
+  EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
+  EXPECT_LE(counting.peak, o.max_inflight_bytes + o.max_inflight_bytes / 4 + 2 * image_bytes)
+      << "everything held stays near the budget, far below the folder's " << count * 2 * image_bytes << " bytes";
+  EXPECT_EQ(counting.outstanding, 0u);
+  EXPECT_NEAR(r.devices.at(0).mean_utilization, 42.0, 1e-9) << "device samples reach the summary";
+}
+
+TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  make_flat_folder(in, 14, 160, 120, test_seed(90));
+  std::atomic<bool> cancel{false};
+  BatchOptions o = cpu_options(in, out, {kBatchFilter});
+  o.decode_threads = 1;
+  o.cancel = &cancel;
+  int calls = 0;
+  o.progress = [&](const BatchProgress& p) {
+    ++calls;
+    EXPECT_EQ(p.files_total, 14);
+    if (p.files_done >= 2) cancel = true;
+  };
+  const BatchReport r = run_batch(o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_GE(r.count(Status::Ok), 2);
+  EXPECT_GE(r.count(Status::Cancelled), 1);
+  EXPECT_EQ(r.failed(), 0);
+  for (const auto& f : r.files) {
+    if (f.status == Status::Ok) EXPECT_NO_THROW(decode_file(f.output));
+    if (f.status == Status::Cancelled) {
+      EXPECT_FALSE(fs::exists(f.output));
+      EXPECT_NE(f.reason.find("not started"), std::string::npos) << "a plain cancel finishes what is in flight: " << f.reason;
+    }
+  }
+  EXPECT_TRUE(temporaries_under(out).empty());
+  EXPECT_GT(calls, 0);
+}
+
+TEST(BatchPipeline, AbortDiscardsTheFilesInFlightAndLeavesNothingPartial) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  make_flat_folder(in, 10, 300, 200, test_seed(100));
+  std::atomic<bool> cancel{false}, abort{false};
+  BatchOptions o = cpu_options(in, out, {"gaussian:sigma=3"});
+  o.cancel = &cancel;
+  o.abort = &abort;
+  o.progress = [&](const BatchProgress& p) {
+    if (p.files_done >= 1) cancel = abort = true;
+  };
+  const BatchReport r = run_batch(o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_LT(r.count(Status::Ok), 10);
+  EXPECT_TRUE(temporaries_under(out).empty());
+  for (const auto& f : r.files) EXPECT_EQ(fs::exists(f.output), f.status == Status::Ok) << f.output;
+}
+
+TEST(BatchPipeline, ReportIsValidJsonWithEveryFile) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  const MixedFolder m = make_mixed_folder(in, test_seed(110));
+  BatchOptions o = cpu_options(in, dir / "out", {kBatchFilter});
+  o.recursive = true;
+  const BatchReport r = run_batch(o);
+  const auto j = nlohmann::json::parse(batch_report_json(r));
+  EXPECT_EQ(j.at("files").size(), m.images.size());
+  EXPECT_EQ(j.at("counts").at("failed").get<int>(), r.failed());
+  EXPECT_EQ(j.at("exit_code").get<int>(), 3);
+  for (const auto& f : j.at("files")) {
+    const std::string status = f.at("status");
+    EXPECT_TRUE(status == "ok" || status == "failed") << status;
+    if (status == "ok") {
+      EXPECT_GT(f.at("width").get<int>(), 0);
+      EXPECT_GE(f.at("decode_s").get<double>(), 0);
+      EXPECT_FALSE(f.at("device").get<std::string>().empty());
+    } else {
+      EXPECT_FALSE(f.at("reason").get<std::string>().empty());
+    }
+  }
+  EXPECT_GE(j.at("devices").size(), 1u);
+  EXPECT_EQ(j.at("skipped").size(), m.others.size());
+  EXPECT_GT(j.at("megapixels_per_s").get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace tf::test

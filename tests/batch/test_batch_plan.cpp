@@ -1,0 +1,273 @@
+// The batch plan and its guards (what is taken, output names, never outside OUT_DIR, never over an
+// input), --resume's completeness check, stale temporaries, and the memory budget and buffer pool.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "batch_fixture.hpp"
+#include "batch_internal.hpp"
+#include "tilefilter/codec.hpp"
+#include "tilefilter/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf::test {
+namespace {
+
+BatchOptions options_for(const std::string& in, const std::string& out) {
+  BatchOptions o;
+  o.input_dir = in;
+  o.output_dir = out;
+  return o;
+}
+
+const BatchItem* find_item(const BatchPlan& plan, const std::string& relative) {
+  for (const auto& i : plan.items)
+    if (i.relative == relative) return &i;
+  return nullptr;
+}
+
+bool mentions(const std::vector<std::string>& list, const std::string& what) {
+  return std::any_of(list.begin(), list.end(), [&](const std::string& s) { return s.find(what) != std::string::npos; });
+}
+
+void put(const std::string& path, int w = 20, int h = 10, std::uint32_t seed = 1) {
+  fs::create_directories(fs::path(path).parent_path());
+  encode_file(path, random_image(w, h, Format{PixelType::U8, 3}, seed).view());
+}
+
+TEST(BatchPlan, WalkTakesImagesMirrorsTreeAndListsTheRest) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  const MixedFolder m = make_mixed_folder(in, test_seed(1));
+  write_bytes(in + "/sub/.x.png.tf-123-4.tmp", {1, 2, 3});  // a temporary of some run: never an input
+  fs::create_directories(dir / "elsewhere");
+  put(dir / "elsewhere/z.png");
+  fs::create_directory_symlink(dir / "elsewhere", in + "/linked");
+
+  BatchOptions o = options_for(in, out);
+  BatchPlan flat = plan_batch(o);
+  EXPECT_TRUE(find_item(flat, "a.png"));
+  EXPECT_FALSE(find_item(flat, "sub/d.jpg"));
+  EXPECT_TRUE(mentions(flat.skipped, "sub/ (folder; add --recursive")) << "subfolders are named when not walked";
+
+  o.recursive = true;
+  const BatchPlan plan = plan_batch(o);
+  EXPECT_EQ(plan.items.size(), m.images.size());
+  for (const auto& rel : m.images) {
+    const BatchItem* item = find_item(plan, rel);
+    ASSERT_TRUE(item) << rel;
+    EXPECT_EQ(fs::path(item->output).lexically_relative(fs::weakly_canonical(out)).string(), rel) << "same name, same format";
+    EXPECT_TRUE(item->problem.empty()) << item->problem;
+  }
+  for (const auto& o2 : m.others) EXPECT_TRUE(mentions(plan.skipped, o2 + " (not an image)")) << o2;
+  EXPECT_TRUE(mentions(plan.skipped, "linked/ (symbolic link to a folder, not followed)"));
+  EXPECT_FALSE(mentions(plan.skipped, ".tmp"));
+  EXPECT_FALSE(fs::exists(out)) << "planning writes nothing";
+}
+
+TEST(BatchPlan, FormatsAndNameCollisions) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  put(in + "/a.jpg", 20, 10, 1);
+  put(in + "/a.png", 20, 10, 2);
+  put(in + "/b.JPG", 20, 10, 3);
+  // A GIF cannot be written: "same" turns it into PNG. (stb reads GIF; its bytes come from a PNG
+  // here only to have a file with that extension; the plan never decodes.)
+  write_bytes(in + "/c.gif", read_bytes(in + "/a.png"));
+  BatchOptions o = options_for(in, out);
+  BatchPlan same = plan_batch(o);
+  const std::string o_root = fs::weakly_canonical(out).string();
+  EXPECT_EQ(find_item(same, "b.JPG")->output, o_root + "/b.JPG");
+  EXPECT_EQ(find_item(same, "c.gif")->output, o_root + "/c.png");
+
+  o.format = "png";
+  BatchPlan png = plan_batch(o);
+  EXPECT_EQ(find_item(png, "a.png")->output, o_root + "/a.png") << "the input already in the format keeps the name";
+  EXPECT_EQ(find_item(png, "a.jpg")->output, o_root + "/a.jpg.png");
+  EXPECT_EQ(find_item(png, "b.JPG")->output, o_root + "/b.png");
+  std::set<std::string> outputs;
+  for (const auto& i : png.items) EXPECT_TRUE(outputs.insert(i.output).second) << "two inputs share " << i.output;
+
+  o.format = "jpg";
+  EXPECT_EQ(find_item(plan_batch(o), "a.png")->output, o_root + "/a.png.jpg");
+  o.format = "webp";
+  EXPECT_THROW(plan_batch(o), Error);
+}
+
+TEST(BatchPlan, RefusesOutputInsideInputWhenRecursiveUnlessExcluded) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  put(in + "/a.png");
+  put(in + "/sub/b.png");
+  BatchOptions o = options_for(in, in);
+  EXPECT_THROW(plan_batch(o), Error) << "OUT_DIR = IN_DIR";
+  o.output_dir = in + "/../in/";  // the same folder spelled differently
+  EXPECT_THROW(plan_batch(o), Error);
+
+  o.output_dir = in + "/out";
+  EXPECT_NO_THROW(plan_batch(o)) << "not recursive: the output folder is never walked";
+  o.recursive = true;
+  EXPECT_THROW(plan_batch(o), Error);
+  o.exclude = {in + "/out"};
+  put(in + "/out/old.png");  // what an earlier run left there is not taken as input
+  const BatchPlan plan = plan_batch(o);
+  EXPECT_EQ(plan.items.size(), 2u);
+  EXPECT_FALSE(find_item(plan, "out/old.png"));
+  o.exclude = {in};  // excluding a parent of OUT_DIR also counts
+  EXPECT_NO_THROW(plan_batch(o));
+}
+
+TEST(BatchPlan, NeverOverwritesAnInputNorWritesThroughALinkOutOfOutDir) {
+  TempDir dir;
+  // IN_DIR inside OUT_DIR: out/raw/raw/a.png would be written to out/raw/a.png, an input.
+  const std::string out = dir / "out", in = out + "/raw";
+  put(in + "/a.png", 20, 10, 1);
+  put(in + "/raw/a.png", 20, 10, 2);
+  put(in + "/other/b.png", 20, 10, 3);
+  fs::create_directories(dir / "outside");
+  // out/other is a link out of OUT_DIR: writing out/other/b.png would land in outside/.
+  fs::create_directory_symlink(dir / "outside", out + "/other");
+  BatchOptions o = options_for(in, out);
+  o.recursive = true;
+  o.exclude = {};
+  const BatchPlan plan = plan_batch(o);
+  EXPECT_NE(find_item(plan, "raw/a.png")->problem.find("overwrite an input"), std::string::npos);
+  EXPECT_NE(find_item(plan, "other/b.png")->problem.find("outside"), std::string::npos);
+  EXPECT_TRUE(find_item(plan, "a.png")->problem.empty());
+
+  // And the batch itself: both fail with their reason, the inputs and outside/ stay untouched.
+  const auto before = read_bytes(in + "/a.png");
+  o.devices = "cpu:1";
+  o.filters = {"box"};
+  const BatchReport r = run_batch(o);
+  EXPECT_EQ(r.failed(), 2);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_TRUE(read_bytes(in + "/a.png") == before);
+  EXPECT_TRUE(fs::is_empty(dir / "outside"));
+  EXPECT_TRUE(fs::exists(out + "/a.png"));
+
+  // A hard link of an input under an output name is an input too.
+  TempDir d2;
+  put(d2 / "in/x.png");
+  fs::create_directories(d2 / "out");
+  fs::create_hard_link(d2 / "in/x.png", d2 / "out/x.png");
+  const BatchPlan p2 = plan_batch(options_for(d2 / "in", d2 / "out"));
+  EXPECT_NE(p2.items.at(0).problem.find("overwrite an input"), std::string::npos);
+}
+
+TEST(BatchPlan, ResumeTakesOnlyCompleteOutputs) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  for (const char* n : {"a.png", "b.png", "c.jpg", "d.png", "e.png"}) put(in + "/" + n, 40, 30, n[0]);
+  fs::create_directories(out);
+  fs::copy_file(in + "/a.png", out + "/a.png");                   // complete
+  const auto b = read_bytes(in + "/b.png");
+  write_bytes(out + "/b.png", {b.begin(), b.end() - 20});         // cut short: no IEND
+  const auto c = read_bytes(in + "/c.jpg");
+  write_bytes(out + "/c.jpg", {c.begin(), c.begin() + c.size() / 2});  // no end-of-image marker
+  write_bytes(out + "/d.png", {});                                // empty
+  fs::create_symlink(in + "/e.png", out + "/e.png");              // a link, not an output
+  BatchOptions o = options_for(in, out);
+  o.resume = true;
+  const BatchPlan plan = plan_batch(o);
+  EXPECT_TRUE(find_item(plan, "a.png")->complete);
+  EXPECT_FALSE(find_item(plan, "b.png")->complete);
+  EXPECT_FALSE(find_item(plan, "c.jpg")->complete);
+  EXPECT_FALSE(find_item(plan, "d.png")->complete);
+  EXPECT_FALSE(find_item(plan, "e.png")->complete);
+  // An input newer than its output is done again.
+  fs::last_write_time(out + "/a.png", fs::last_write_time(in + "/a.png") - std::chrono::hours(1));
+  EXPECT_FALSE(plan_batch(o).items.at(0).complete);
+}
+
+TEST(BatchTemporaries, NamesAndStaleCleanup) {
+  long pid = 0;
+  EXPECT_TRUE(batch::is_temporary_name(".a.png.tf-4242-7.tmp", &pid));
+  EXPECT_EQ(pid, 4242);
+  EXPECT_TRUE(batch::is_temporary_name(fs::path(temporary_name_for("/x/y/photo.jpg")).filename().string()));
+  for (const char* n : {"a.png", ".a.png.tmp", ".a.tf-x-1.tmp", "a.png.tf-1-2.tmp", ".a.tf-12-.tmp", ".tf-1-2.tmp"})
+    EXPECT_FALSE(batch::is_temporary_name(n)) << n;
+
+  TempDir dir;
+  // A process that has ended: its temporaries are stale. Ours is alive: left alone.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  write_bytes(dir / fmt::format("sub/.a.png.tf-{}-0.tmp", child), {1});
+  write_bytes(dir / fmt::format(".b.png.tf-{}-1.tmp", child), {1});
+  write_bytes(dir / fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), {1});
+  write_bytes(dir / "keep.png", {1});
+  EXPECT_EQ(batch::remove_stale_temporaries(dir.path.string()), 2);
+  EXPECT_EQ(files_under(dir.path.string()), (std::vector<std::string>{fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), "keep.png"}));
+}
+
+TEST(BatchMemory, BudgetBlocksUntilReleasedButLetsOneHugeItemThrough) {
+  batch::MemoryBudget budget(100);
+  EXPECT_TRUE(budget.acquire(60, {}));
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    EXPECT_TRUE(budget.acquire(60, {}));
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got) << "60 + 60 > 100 must wait";
+  budget.release(60);
+  t.join();
+  EXPECT_TRUE(got);
+  budget.release(60);
+  EXPECT_TRUE(budget.acquire(500, {})) << "alone, an item larger than the budget passes";
+  std::atomic<bool> stop{false};
+  std::thread t2([&] { EXPECT_FALSE(budget.acquire(1, [&] { return stop.load(); })); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  stop = true;
+  t2.join();
+  budget.release(500);
+  EXPECT_EQ(budget.peak(), 500u);
+}
+
+TEST(BatchMemory, PoolReusesBuffersAndHoldsAtMostItsCap) {
+  std::map<void*, std::size_t> sizes;
+  std::size_t outstanding = 0, peak = 0, allocations = 0;
+  const PixelAllocator counting{[&](std::size_t n) {
+                                  void* p = default_allocator().allocate(n);
+                                  sizes[p] = n;
+                                  outstanding += n, ++allocations;
+                                  peak = std::max(peak, outstanding);
+                                  return p;
+                                },
+                                [&](void* p) {
+                                  outstanding -= sizes.at(p);
+                                  sizes.erase(p);
+                                  default_allocator().release(p);
+                                }};
+  {
+    batch::BufferPool pool(counting, 1000);
+    void* a = pool.allocate(400);
+    pool.release(a);
+    void* b = pool.allocate(380);
+    EXPECT_EQ(a, b) << "a kept buffer of a fitting size is reused";
+    EXPECT_EQ(allocations, 1u);
+    void* c = pool.allocate(500);
+    pool.release(b);
+    pool.release(c);
+    EXPECT_EQ(outstanding, 900u) << "released buffers are kept for reuse while under the cap";
+    void* d = pool.allocate(700);  // fits none of the kept ones: they make room first
+    EXPECT_LE(peak, 1000u);
+    void* e = pool.allocate(600);  // over the cap while in use: allowed, given back on release
+    pool.release(e);
+    EXPECT_EQ(outstanding, 700u);
+    pool.release(d);
+    const Image img(10, 10, Format{PixelType::U8, 3}, pool.allocator());
+    EXPECT_FALSE(img.empty());
+  }
+  EXPECT_EQ(outstanding, 0u) << "the pool gives everything back when it goes";
+}
+
+}  // namespace
+}  // namespace tf::test
