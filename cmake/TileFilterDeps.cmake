@@ -59,9 +59,32 @@ endif()
 
 set(TF_HAVE_QT OFF)
 if(TF_WITH_GUI)
-  find_package(Qt6 QUIET COMPONENTS Widgets Charts Concurrent Test)
-  if(Qt6_FOUND AND Qt6Charts_FOUND)
+  # QtCharts depends on the Qt6OpenGL package, but Debian bookworm puts Qt6OpenGLConfig.cmake in
+  # libqt6opengl6-dev, which libqt6charts6-dev does not pull in: the runtime library is there, its
+  # CMake package is not, and Charts then reports "not found". The GUI never uses OpenGL itself, so
+  # when only the package file is missing, the library is described as an imported target here.
+  find_package(Qt6 QUIET COMPONENTS Core Gui Widgets)
+  if(Qt6_FOUND)
+    find_package(Qt6OpenGL ${Qt6_VERSION} QUIET CONFIG PATHS ${Qt6_DIR}/.. NO_DEFAULT_PATH)
+    if(NOT Qt6OpenGL_FOUND)
+      find_library(TF_QT6_OPENGL_LIBRARY NAMES Qt6OpenGL libQt6OpenGL.so.6)
+      if(TF_QT6_OPENGL_LIBRARY AND NOT TARGET Qt6::OpenGL)
+        add_library(Qt6::OpenGL SHARED IMPORTED)
+        set_target_properties(Qt6::OpenGL PROPERTIES
+          IMPORTED_LOCATION ${TF_QT6_OPENGL_LIBRARY}
+          INTERFACE_LINK_LIBRARIES "Qt6::Gui")
+        add_library(Qt::OpenGL INTERFACE IMPORTED)
+        set_target_properties(Qt::OpenGL PROPERTIES INTERFACE_LINK_LIBRARIES Qt6::OpenGL)
+        set(Qt6OpenGL_FOUND TRUE)
+        message(STATUS "TileFilter: Qt6OpenGL package missing (libqt6opengl6-dev); using ${TF_QT6_OPENGL_LIBRARY}")
+      endif()
+    endif()
+    find_package(Qt6 QUIET COMPONENTS Widgets Charts Concurrent Test OPTIONAL_COMPONENTS Svg)
+  endif()
+  if(Qt6_FOUND AND Qt6Widgets_FOUND AND Qt6Charts_FOUND AND Qt6Concurrent_FOUND AND Qt6Test_FOUND)
     set(TF_HAVE_QT ON)
+  elseif(Qt6Widgets_FOUND)
+    message(STATUS "TileFilter: Qt 6 found without Charts/Concurrent/Test (qt6-base-dev, libqt6charts6-dev); no GUI")
   endif()
 endif()
 

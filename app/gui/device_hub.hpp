@@ -1,0 +1,40 @@
+// The application's view of the devices: GPUs discovered once, device selections cached by spec (so
+// the panel sees the same Device objects every job uses), and one lock that lets a single job at a
+// time use the devices — the preview, Apply, batch and the speedup demo all take it, because a
+// device's per-job state (taps, buffers) belongs to one job at a time.
+#pragma once
+#include <QString>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tilefilter/device.hpp"
+
+namespace tf::gui {
+
+class DeviceHub {
+ public:
+  static DeviceHub& instance();
+
+  // Every GPU the backend found (discovered on first use) and why there are none.
+  const std::vector<DevicePtr>& gpus();
+  QString gpu_message();
+  int cpu_cores() const;
+
+  // select_devices(spec), remembered per spec. Throws tf::Error for bad or unavailable selections.
+  DeviceSelection select(const std::string& spec);
+
+  std::mutex& job_mutex() { return job_mutex_; }
+
+ private:
+  DeviceHub() = default;
+  void discover();
+  std::mutex mutex_;
+  bool discovered_ = false;
+  GpuDiscovery gpus_;
+  std::map<std::string, DeviceSelection> selections_;
+  std::mutex job_mutex_;
+};
+
+}  // namespace tf::gui

@@ -1,0 +1,46 @@
+#include "document.hpp"
+
+#include <QFileInfo>
+
+#include "preview_engine.hpp"
+#include "tilefilter/codec.hpp"
+
+namespace tf::gui {
+
+DocumentState make_state(Image image, ShownImage display) {
+  DocumentState s;
+  s.display = display.isNull() ? make_shown(PreviewEngine::paint_ready(image)) : std::move(display);
+  s.pyramid = std::make_shared<const ImagePyramid>(image);
+  s.image = std::move(image);
+  return s;
+}
+
+DocumentState load_state(const QString& path) { return make_state(decode_file(path.toStdString())); }
+
+ImageDocument::ImageDocument(QObject* parent) : QObject(parent) {
+  undo_.setUndoLimit(20);
+  connect(&undo_, &QUndoStack::cleanChanged, this, &ImageDocument::title_changed);
+}
+
+void ImageDocument::reset(const QString& path, const QString& name, DocumentState state) {
+  undo_.clear();
+  path_ = path;
+  name_ = name.isEmpty() ? QFileInfo(path).fileName() : name;
+  state_ = std::move(state);
+  emit image_changed();
+  emit title_changed();
+}
+
+void ImageDocument::set_state(DocumentState state) {
+  state_ = std::move(state);
+  emit image_changed();
+}
+
+void ImageDocument::mark_saved(const QString& path) {
+  path_ = path;
+  name_ = QFileInfo(path).fileName();
+  undo_.setClean();
+  emit title_changed();
+}
+
+}  // namespace tf::gui

@@ -1,0 +1,32 @@
+// What the device panel and the timeline show about one finished job, whichever kind it was
+// (preview, Apply, batch, a speedup run): core's telemetry records plus the little context needed
+// to label them.
+#pragma once
+#include <QString>
+#include <string>
+#include <vector>
+
+#include "tilefilter/batch.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace tf::gui {
+
+struct JobView {
+  QString title;                          // "Full preview · gaussian:sigma=2 · 6000×4000"
+  std::vector<std::string> device_names;  // ids, index = StageRecord::device
+  std::vector<int> tiles_per_device;
+  std::vector<StageRecord> records;
+  std::vector<DeviceSummary> summaries;
+  double wall_s = 0;
+  int tile_width = 0, tile_height = 0;
+  std::size_t pixel_bytes = 0;            // to turn record bytes into tile sizes
+  bool empty() const { return records.empty(); }
+};
+
+JobView job_view(const JobReport& report, const QString& title, std::size_t pixel_bytes);
+JobView job_view(const BatchReport& report, const QString& title);
+
+// Earliest record start, so that a timeline starts at the job's first work.
+double first_start(const std::vector<StageRecord>& records);
+
+}  // namespace tf::gui

@@ -1,0 +1,46 @@
+// What the live preview computes first. Pure functions, no Qt widgets: the engine asks them and the
+// tests check them.
+//   - zoomed in (an image pixel covers most of a screen pixel): the visible region at full
+//     resolution, grown by the chain's halo — exact, the same bits as the full job there;
+//   - zoomed out: a screen-sized proxy, the visible region of a pyramid level with the spatial
+//     parameters (sigma, radius) scaled down by the level's factor so it looks like the result;
+//   - then always the whole image at full resolution, which replaces both.
+#pragma once
+#include <vector>
+
+#include "filter_entry.hpp"
+#include "tilefilter/image.hpp"
+
+namespace tf::gui {
+
+enum class PreviewPass { Region, Proxy, Full };
+
+struct PreviewView {
+  int image_width = 0, image_height = 0;
+  Rect visible;       // in image pixels (any rectangle; clipped here)
+  double scale = 1;   // screen pixels per image pixel
+  int pyramid_levels = 1;
+  BorderMode border = BorderMode::Reflect101;
+};
+
+struct PreviewStep {
+  PreviewPass pass = PreviewPass::Full;
+  int level = 0;  // pyramid level: the step works on an image 2^level times smaller
+  Rect visible;   // in that level's pixels, clipped to it
+};
+
+// Images up to this many pixels go straight to the full-resolution job.
+constexpr long long kSmallPreviewPixels = 2'000'000;
+
+std::vector<PreviewStep> plan_preview(const PreviewView& view);
+
+// `visible` grown by `halo` and clipped to a width x height image: what to filter so that
+// `visible` comes out exactly as in the whole image.
+Rect grow_clipped(const Rect& visible, const Halo& halo, int width, int height);
+// Level k's rectangle covering `r` of the base image (rounded outwards, clipped).
+Rect rect_at_level(const Rect& r, int level, int level_width, int level_height);
+
+// Spatial parameters (sigma, radius: "in pixels") divided by `factor`, within their ranges.
+std::vector<FilterEntry> scaled_for_proxy(const std::vector<FilterEntry>& chain, int factor);
+
+}  // namespace tf::gui
