@@ -162,6 +162,7 @@ TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {
   std::atomic<bool> cancel{false};
   BatchOptions o = cpu_options(in, out, {kBatchFilter});
   o.decode_threads = 1;
+  o.max_inflight_bytes = 3 * 160 * 3 * 120;  // about one file (source and result) in flight
   o.cancel = &cancel;
   int calls = 0;
   o.progress = [&](const BatchProgress& p) {

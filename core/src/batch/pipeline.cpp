@@ -189,11 +189,13 @@ class BatchRun {
   }
 
   // ---- filter: one worker per device ----
-  bool should_split(const Image& img) const {
+  bool should_split(const Image& img) {
     if (devices_.size() < 2) return false;
     if (opt_.split_pixels > 0) return img.pixels() >= opt_.split_pixels;
     if (img.pixels() >= kAutoSplitPixels) return true;
-    return decoders_done_ && to_filter_.empty() && img.pixels() >= kTailSplitPixels;
+    if (!decoders_done_ || !to_filter_.empty() || img.pixels() < kTailSplitPixels) return false;
+    std::lock_guard lock(gate_mutex_);  // only when the others are idle now: waiting for them costs more
+    return busy_ == 0 && !split_running_;
   }
 
   // A small image takes this worker's device; a split one waits until every device is free. New
@@ -430,7 +432,8 @@ BatchReport run_batch(const BatchOptions& options) {
     device_note = std::move(sel.note);
   }
   const bool any_gpu = std::any_of(devices.begin(), devices.end(), [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
-  const PixelAllocator& base = any_gpu && options.allocator ? *options.allocator : default_allocator();
+  // Pinned memory only pays when pixels go to a GPU.
+  const PixelAllocator& base = any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
