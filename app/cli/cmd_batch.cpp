@@ -165,14 +165,14 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     if (f.decode_s > 0) dec_mpix += m, ++dec_n;
     if (f.encode_s > 0) enc_mpix += m, ++enc_n;
   }
-  auto per_thread = [](double mpix, double s) { return s > 0 ? fmt::format(", {:.1f} Mpix/s per thread", mpix / s) : std::string(); };
-  fmt::print("decode: {} files, {:.1f} Mpix, {} of thread time{} ({} threads; {})\n", dec_n, dec_mpix, seconds(r.decode_s),
-             per_thread(dec_mpix, r.decode_s), r.decode_threads, codecs_used(r, [](const FileResult& f) -> const std::string& {
+  auto per_core = [](double mpix, double s) { return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string(); };
+  fmt::print("decode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", dec_n, dec_mpix, seconds(r.decode_s), r.decode_threads,
+             per_core(dec_mpix, r.decode_cpu_s), codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
                return f.decode_s > 0 ? f.decoder : none;
              }));
-  fmt::print("encode: {} files, {:.1f} Mpix, {} of thread time{} ({} threads; {})\n", enc_n, enc_mpix, seconds(r.encode_s),
-             per_thread(enc_mpix, r.encode_s), r.encode_threads, codecs_used(r, [](const FileResult& f) -> const std::string& {
+  fmt::print("encode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", enc_n, enc_mpix, seconds(r.encode_s), r.encode_threads,
+             per_core(enc_mpix, r.encode_cpu_s), codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
                return f.encode_s > 0 ? f.encoder : none;
              }));

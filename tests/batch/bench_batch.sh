@@ -191,11 +191,10 @@ import json, sys
 for path in sys.argv[1:]:
     r = json.load(open(path))
     d, e = r["decode"], r["encode"]
-    dec = d["megapixels"] / d["thread_s"] if d["thread_s"] else 0
-    enc = e["megapixels"] / e["thread_s"] if e["thread_s"] else 0
+    dec, enc = d["megapixels_per_s_per_core"], e["megapixels_per_s_per_core"]
     codecs = sorted({f["decoder"] for f in r["files"] if f["decoder"]}) , sorted({f["encoder"] for f in r["files"] if f["encoder"]})
-    print(f"  {path.rsplit('tf-', 1)[1][:-5]:<12} decode {dec:6.1f} Mpix/s per thread ({d['threads']} threads, {','.join(codecs[0])}), "
-          f"encode {enc:6.1f} Mpix/s per thread ({e['threads']} threads, {','.join(codecs[1])}), failed {r['counts']['failed']}")
+    print(f"  {path.rsplit('tf-', 1)[1][:-5]:<12} decode {dec:6.1f} Mpix/s per core ({d['threads']} threads, {','.join(codecs[0])}), "
+          f"encode {enc:6.1f} Mpix/s per core ({e['threads']} threads, {','.join(codecs[1])}), failed {r['counts']['failed']}")
 EOF
 for v in gaussian9x9 custom31x31; do
   "$PYTHON" - "${WALL[tf-none]}" "${WALL[tf-$v]}" "$v" <<'EOF'

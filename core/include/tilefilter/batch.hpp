@@ -57,6 +57,7 @@ struct FileResult {
   std::string format;  // "RGB u8"
   std::size_t input_bytes = 0, output_bytes = 0;
   double decode_s = 0, filter_s = 0, encode_s = 0;
+  double decode_cpu_s = 0, encode_cpu_s = 0;  // CPU time of the codec thread: per-core codec speed
   std::string decoder, encoder;  // "stb", "opencv"
   std::string device;            // "cpu0", or "gpu0+gpu1" when the image was split
   int tiles = 0;
@@ -76,6 +77,7 @@ struct BatchReport {
   std::string device_note;           // e.g. "no GPU ...; using 16 CPU workers"
   std::vector<std::string> notes;    // e.g. stale temporary files removed
   double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
+  double decode_cpu_s = 0, encode_cpu_s = 0;      // the same in CPU time
   double megapixels = 0;
   int decode_threads = 0, encode_threads = 0;
   std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held

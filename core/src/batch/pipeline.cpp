@@ -2,6 +2,7 @@
 // bounded by a byte budget taken when a file's pixels are allocated (its source and, when a filter
 // follows, its result), so decoders wait while the devices or the encoders are behind.
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <thread>
 
@@ -28,6 +29,12 @@ constexpr long long kAutoSplitPixels = 64LL << 20;
 // At the end of a batch, when nothing else is coming, images from this size up are split too so
 // that the other devices do not idle.
 constexpr long long kTailSplitPixels = 4LL << 20;
+
+double thread_cpu_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 bool debug_log() {
   static const bool on = std::getenv("TILEFILTER_DEBUG") != nullptr;
@@ -104,6 +111,8 @@ class BatchRun {
     for (const auto& r : results_) {
       report.decode_s += r.decode_s;
       report.encode_s += r.encode_s;
+      report.decode_cpu_s += r.decode_cpu_s;
+      report.encode_cpu_s += r.encode_cpu_s;
       if (r.status == Status::Ok) report.megapixels += static_cast<double>(r.width) * r.height / 1e6;
     }
     report.files = std::move(results_);
@@ -166,7 +175,7 @@ class BatchRun {
                                  return pool_.allocate(bytes);
                                },
                                [this](void* p) { pool_.release(p); }};
-    const double t0 = tel_.now();
+    const double t0 = tel_.now(), c0 = thread_cpu_s();
     try {
       w.src = decode_file(item.input, opt_.limits, alloc);
     } catch (const Error& e) {
@@ -177,6 +186,7 @@ class BatchRun {
     }
     const double t1 = tel_.now();
     r.decode_s = t1 - t0;
+    r.decode_cpu_s = thread_cpu_s() - c0;
     r.width = w.src.width();
     r.height = w.src.height();
     r.format = to_string(w.src.format());
@@ -297,10 +307,11 @@ class BatchRun {
       FileResult& r = results_[i];
       try {
         make_parent_folder(out);
-        const double t0 = tel_.now();
+        const double t0 = tel_.now(), c0 = thread_cpu_s();
         encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), EncodeOptions{opt_.quality});
         const double t1 = tel_.now();
         r.encode_s = t1 - t0;
+        r.encode_cpu_s = thread_cpu_s() - c0;
         std::error_code ec;
         r.output_bytes = static_cast<std::size_t>(fs::file_size(out, ec));
         tel_.add({-1, lane, StageKind::Encode, i, t0, t1, r.output_bytes});

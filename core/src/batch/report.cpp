@@ -30,6 +30,17 @@ int BatchReport::exit_code() const {
   return 0;
 }
 
+namespace {
+// Decode or encode totals; per_core is megapixels per CPU-second of the codec threads.
+nlohmann::ordered_json codec_totals(int threads, double thread_s, double cpu_s, double megapixels) {
+  return {{"threads", threads},
+          {"thread_s", thread_s},
+          {"cpu_s", cpu_s},
+          {"megapixels", megapixels},
+          {"megapixels_per_s_per_core", cpu_s > 0 ? megapixels / cpu_s : 0.0}};
+}
+}  // namespace
+
 std::string batch_report_json(const BatchReport& r) {
   using json = nlohmann::ordered_json;
   json files = json::array();
@@ -38,6 +49,7 @@ std::string batch_report_json(const BatchReport& r) {
               {"width", f.width},           {"height", f.height},     {"format", f.format},
               {"input_bytes", f.input_bytes}, {"output_bytes", f.output_bytes},
               {"decode_s", f.decode_s},     {"filter_s", f.filter_s}, {"encode_s", f.encode_s},
+              {"decode_cpu_s", f.decode_cpu_s}, {"encode_cpu_s", f.encode_cpu_s},
               {"decoder", f.decoder},       {"encoder", f.encoder},   {"device", f.device},
               {"tiles", f.tiles},           {"retried_tiles", f.retried_tiles}};
     if (!f.reason.empty()) j["reason"] = f.reason;
@@ -86,8 +98,8 @@ std::string batch_report_json(const BatchReport& r) {
         {"resumed", r.count(FileResult::Status::Resumed)},
         {"cancelled", r.count(FileResult::Status::Cancelled)},
         {"skipped", r.skipped.size()}}},
-      {"decode", {{"threads", r.decode_threads}, {"thread_s", r.decode_s}, {"megapixels", decoded_mpix}}},
-      {"encode", {{"threads", r.encode_threads}, {"thread_s", r.encode_s}, {"megapixels", encoded_mpix}}},
+      {"decode", codec_totals(r.decode_threads, r.decode_s, r.decode_cpu_s, decoded_mpix)},
+      {"encode", codec_totals(r.encode_threads, r.encode_s, r.encode_cpu_s, encoded_mpix)},
       {"max_inflight_bytes", r.max_inflight_bytes},
       {"peak_inflight_bytes", r.peak_inflight_bytes},
       {"device_note", r.device_note},
