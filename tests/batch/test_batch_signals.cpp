@@ -100,11 +100,13 @@ TEST_F(BatchSignals, SigtermTwiceDiscardsTheFilesInFlight) {
   TempDir work;
   const std::string out = work / "out";
   auto args = common_args(in(), out);
-  args[4] = "gaussian:sigma=6";  // slower, so that files are still in flight at the second signal
+  args[4] = "gaussian:sigma=20";  // slow (121 taps), so that files are still in flight at the second signal
   const pid_t pid = spawn_cli(args, work / "run.log");
   ASSERT_TRUE(wait_for_outputs(out, 1));
   ::kill(pid, SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // Signals of one kind are not queued: send the second once the first has been handled.
+  for (int i = 0; i < 5000 && read_text(work / "run.log").find("interrupted") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ::kill(pid, SIGTERM);
   const int rc = wait_cli(pid);
   const std::string log = read_text(work / "run.log");
