@@ -3,7 +3,8 @@
 # kernel files and filter specs. Usage: tests/fuzz/make_corpus.sh TILEFILTER_BINARY OUT_DIR
 set -euo pipefail
 tf=$1; out=$2
-mkdir -p "$out/decode" "$out/kernel_file" "$out/filter_spec"
+mkdir -p "$out/decode" "$out/kernel_file" "$out/filter_spec" "$out/preset"
+cp "$(dirname "$0")/../../resources/presets/"*.json "$out/preset/"
 i=0
 for size in 1x1 7x3 33x17; do
   for ch in 1 3 4; do

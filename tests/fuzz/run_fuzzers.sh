@@ -10,7 +10,8 @@ corpus=build-fuzz/corpus
 rm -rf "$corpus" && tests/fuzz/make_corpus.sh build/app/cli/tilefilter "$corpus"
 mkdir -p build-fuzz/crashes
 status=0
-for f in decode kernel_file filter_spec; do
+for f in decode kernel_file filter_spec preset; do
+  [ -x build-fuzz/tests/fuzz/fuzz_$f ] || continue
   dirs=("$corpus/$f")
   [ -d "tests/fuzz/regressions/$f" ] && dirs+=("tests/fuzz/regressions/$f")
   echo "fuzz_$f: ${seconds}s"
