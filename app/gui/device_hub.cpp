@@ -1,7 +1,10 @@
 #include "device_hub.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
+
+#include "tilefilter/cuda_backend.hpp"
 
 namespace tf::gui {
 
@@ -29,6 +32,20 @@ QString DeviceHub::gpu_message() {
 }
 
 int DeviceHub::cpu_cores() const { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+const PixelAllocator& DeviceHub::host_allocator() {
+  if (instance().gpus().empty()) return default_allocator();
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  return pinned ? *pinned : default_allocator();
+}
+
+Image DeviceHub::in_host_memory(Image image) {
+  const PixelAllocator& alloc = host_allocator();
+  if (&alloc == &default_allocator() || image.empty()) return image;
+  Image out(image.width(), image.height(), image.format(), alloc);
+  for (int y = 0; y < image.height(); ++y) std::memcpy(out.view().row(y), image.view().row(y), image.view().row_bytes());
+  return out;
+}
 
 DeviceSelection DeviceHub::select(const std::string& spec) {
   std::lock_guard lock(mutex_);

@@ -27,6 +27,12 @@ class DeviceHub {
 
   std::mutex& job_mutex() { return job_mutex_; }
 
+  // Memory for images that devices will read or write: page-locked when there is a GPU (pageable
+  // uploads are about 7x slower), ordinary memory otherwise.
+  static const PixelAllocator& host_allocator();
+  // `image` in such memory (a copy when it is not; the same image when there is no GPU).
+  static Image in_host_memory(Image image);
+
  private:
   DeviceHub() = default;
   void discover();

@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 
+#include "device_hub.hpp"
 #include "preview_engine.hpp"
 #include "tilefilter/codec.hpp"
 
@@ -15,7 +16,9 @@ DocumentState make_state(Image image, ShownImage display) {
   return s;
 }
 
-DocumentState load_state(const QString& path) { return make_state(decode_file(path.toStdString())); }
+DocumentState load_state(const QString& path) {
+  return make_state(decode_file(path.toStdString(), Limits{}, DeviceHub::host_allocator()));
+}
 
 ImageDocument::ImageDocument(QObject* parent) : QObject(parent) {
   undo_.setUndoLimit(20);

@@ -16,6 +16,7 @@
 
 #include "apply_command.hpp"
 #include "batch_dialog.hpp"
+#include "device_hub.hpp"
 #include "device_panel.hpp"
 #include "filter_panel.hpp"
 #include "image_convert.hpp"
@@ -273,7 +274,7 @@ void MainWindow::open_image(const Image& image, const QString& name) {
     Loaded out;
     out.name = name;
     try {
-      out.state = make_state(image);
+      out.state = make_state(DeviceHub::in_host_memory(image));
     } catch (const std::exception& e) {
       out.error = QString::fromUtf8(e.what());
     }

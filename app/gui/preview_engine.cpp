@@ -139,7 +139,8 @@ void PreviewEngine::run(const std::shared_ptr<Job>& job) {
           }, Qt::QueuedConnection);
         };
         auto report = std::make_shared<JobReport>();
-        result.pixels = filter_image(base, full_chain, selection.devices, full, report.get());
+        result.pixels = Image(base.width(), base.height(), base.format(), DeviceHub::host_allocator());
+        *report = run_filter(base.view(), result.pixels.view(), full_chain, selection.devices, full);
         result.job_ms = ms_since(t0);
         result.report = std::move(report);
         result.shown = QRect(0, 0, base.width(), base.height());

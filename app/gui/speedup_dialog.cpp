@@ -193,7 +193,7 @@ void SpeedupDialog::start() {
     Outcome out;
     out.title = title;
     try {
-      const Image src = make_test_image(w, h, Format{PixelType::U8, 4}, 7, Pattern::Photo);
+      const Image src = DeviceHub::in_host_memory(make_test_image(w, h, Format{PixelType::U8, 4}, 7, Pattern::Photo));
       out.pixel_bytes = src.format().pixel_bytes();
       JobOptions options;
       options.border = border;
@@ -201,11 +201,13 @@ void SpeedupDialog::start() {
       const int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
       promise.setProgressRange(0, total);
       out.result = measure_speedup(src, chain, devices, options, repeats,
-                                   [&promise](int done, int) { promise.setProgressValue(done); }, cancel.get());
+                                   [&promise](int done, int) { promise.setProgressValue(done); }, cancel.get(),
+                                   &DeviceHub::host_allocator());
       // One more run on every device, for the panel and the timeline.
       options.cancel = cancel.get();
       out.last_job = std::make_shared<JobReport>();
-      filter_image(src, chain, devices, options, out.last_job.get());
+      Image dst(src.width(), src.height(), src.format(), DeviceHub::host_allocator());
+      *out.last_job = run_filter(src.view(), dst.view(), chain, devices, options);
       promise.setProgressValue(total);
     } catch (const Error& e) {
       out.error = e.kind() == ErrorKind::Cancelled ? tr("Cancelled.") : QString::fromUtf8(e.what());

@@ -46,11 +46,17 @@ void TimelineView::set_job(const JobView& job) {
   job_ = job;
   lanes_.clear();
   std::map<std::tuple<int, int, int>, QString> keys;  // (group, device, lane): decode first, devices, encode last
+  auto device_lane = [&](int device, int lane) {
+    const std::string& name = device < static_cast<int>(job_.device_names.size()) ? job_.device_names[device] : "?";
+    const bool cpu = name.rfind("cpu", 0) == 0;
+    keys[{1, device, lane}] = cpu ? QString::fromStdString(name) : QStringLiteral("%1 · s%2").arg(QString::fromStdString(name)).arg(lane);
+  };
+  // Every device of the job gets a lane, also one that got no tile: an idle device is worth seeing.
+  for (std::size_t d = 0; d < job_.device_names.size(); ++d)
+    if (job_.device_names[d] != "cpu-fallback") device_lane(static_cast<int>(d), 0);
   for (const auto& r : job_.records) {
     if (r.device >= 0) {
-      const std::string& name = r.device < static_cast<int>(job_.device_names.size()) ? job_.device_names[r.device] : "?";
-      const bool cpu = name.rfind("cpu", 0) == 0;
-      keys[{1, r.device, r.lane}] = cpu ? QString::fromStdString(name) : QStringLiteral("%1 · s%2").arg(QString::fromStdString(name)).arg(r.lane);
+      device_lane(r.device, r.lane);
     } else {
       const int group = r.stage == StageKind::Encode ? 2 : 0;
       keys[{group, r.stage == StageKind::Encode ? 1 : 0, r.lane}] =

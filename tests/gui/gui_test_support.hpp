@@ -1,0 +1,30 @@
+// Helpers for the widget tests: one QApplication per test process (offscreen unless the
+// environment says otherwise), waiting on the event loop, small images on disk.
+#pragma once
+#include <QImage>
+#include <QString>
+#include <functional>
+
+#include "test_support.hpp"
+#include "tilefilter/image.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace tf::test {
+
+// Creates the application (and isolates settings and kernel files in a temp folder) on first use.
+void ensure_gui_app();
+
+// Runs the event loop until `done` holds; false after timeout_ms.
+bool wait_for(const std::function<bool()>& done, int timeout_ms = 30000);
+
+// Writes a generated photo-like image and returns its path.
+QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels = 3,
+                    std::uint32_t seed = 1);
+
+// What core makes of `path` with `specs` (on one CPU worker: every device gives the same bits).
+Image core_output(const std::string& path, const std::vector<std::string>& specs, const Border& border = {});
+
+// The first position where the displayed image differs from core's u8 pixels, or "" when equal.
+std::string first_difference(const QImage& shown, const Image& expected);
+
+}  // namespace tf::test

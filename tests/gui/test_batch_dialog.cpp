@@ -1,0 +1,92 @@
+// The batch dialog on a temporary folder: the same core batch job as the CLI, driven from the dialog.
+#include <QDir>
+#include <QFileInfo>
+
+#include "batch_dialog.hpp"
+#include "filter_panel.hpp"
+#include "gui_test_support.hpp"
+#include "main_window.hpp"
+#include "tilefilter/codec.hpp"
+
+namespace tf::gui {
+namespace {
+
+using namespace tf::test;
+
+class BatchDialogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ensure_gui_app();
+    window = std::make_unique<MainWindow>(MainWindowOptions{false, false});
+    window->show();
+    std::filesystem::create_directories(dir.path / "in");
+    in = QString::fromStdString(dir / "in");
+    out = QString::fromStdString(dir / "out");
+  }
+
+  // Runs the dialog's job; false when it could not run (the reason is in the dialog).
+  bool run(BatchDialog* dialog) {
+    bool done = false, completed = false;
+    QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool ok) {
+      done = true;
+      completed = ok;
+    });
+    dialog->start();
+    EXPECT_TRUE(wait_for([&] { return done; }, 60000));
+    return completed;
+  }
+
+  TempDir dir;
+  QString in, out;
+  std::unique_ptr<MainWindow> window;
+};
+
+TEST_F(BatchDialogTest, FiltersAFolderLikeTheCoreAndListsFailures) {
+  for (int i = 0; i < 3; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 96 + 16 * i, 64, 3, 10 + i);
+  FILE* f = std::fopen((dir / "in/broken.png").c_str(), "w");
+  std::fputs("not an image at all", f);
+  std::fclose(f);
+
+  // The dialog takes the panel's chain and devices.
+  window->set_chain({{entry_from_spec("gaussian:sigma=1.2")}, {}});
+  window->set_devices("cpu:2");
+  BatchDialog* dialog = window->show_batch_dialog();
+  ASSERT_NE(dialog, nullptr);
+  dialog->set_folders(in, out);
+  dialog->set_format("png", 90);
+  EXPECT_EQ(dialog->options().filters, std::vector<std::string>{"gaussian:sigma=1.2"});
+  EXPECT_EQ(dialog->options().devices, "cpu:2");
+
+  if (!run(dialog)) {
+    if (dialog->error_text().contains("not implemented")) GTEST_SKIP() << "run_batch is not implemented in this build";
+    FAIL() << "the batch did not run: " << dialog->error_text().toStdString();
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "img" + std::to_string(i) + ".png";
+    ASSERT_TRUE(QFileInfo::exists(out + "/" + QString::fromStdString(name))) << name;
+    const Image expected = core_output(dir / ("in/" + name), {"gaussian:sigma=1.2"});
+    EXPECT_TRUE(same_pixels(decode_file(dir / ("out/" + name)).view(), expected.view())) << name;
+  }
+  const QStringList failed = dialog->failed_files();
+  ASSERT_EQ(failed.size(), 1) << failed.join('\n').toStdString();
+  EXPECT_TRUE(failed[0].contains("broken.png"));
+  EXPECT_EQ(dialog->progress_value(), dialog->progress_maximum());
+  EXPECT_TRUE(dialog->summary_text().contains("4 files")) << dialog->summary_text().toStdString();
+}
+
+TEST_F(BatchDialogTest, ProblemsWithTheJobAreShownInTheDialog) {
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(QString::fromStdString(dir / "no-such-folder"), out);
+  window->set_chain({{entry_from_spec("box")}, {}});
+  dialog = window->show_batch_dialog();  // takes the chain again
+  EXPECT_FALSE(run(dialog));
+  EXPECT_FALSE(dialog->error_text().isEmpty());
+  EXPECT_FALSE(dialog->running());
+
+  dialog->set_folders(QString(), out);  // no input folder: refused before anything starts
+  EXPECT_FALSE(run(dialog));
+  EXPECT_TRUE(dialog->error_text().contains("input folder")) << dialog->error_text().toStdString();
+}
+
+}  // namespace
+}  // namespace tf::gui

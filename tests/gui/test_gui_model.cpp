@@ -1,0 +1,179 @@
+// The GUI's model code without windows: preview planning, filter entries and specs, presets,
+// kernel files, the slider scale, job views.
+#include <QFile>
+#include <QJsonDocument>
+
+#include "filter_entry.hpp"
+#include "gui_test_support.hpp"
+#include "job_view.hpp"
+#include "param_editor.hpp"
+#include "preset_io.hpp"
+#include "preview_plan.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::gui {
+namespace {
+
+using tf::test::ensure_gui_app;
+
+TEST(PreviewPlan, SmallImagesGoStraightToFullResolution) {
+  const auto steps = plan_preview({640, 480, {0, 0, 640, 480}, 0.5, 3});
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].pass, PreviewPass::Full);
+}
+
+TEST(PreviewPlan, ZoomedOutLargeImageGetsAProxyFirst) {
+  // 6000x4000 shown at 1/6: the proxy is the level at most 6x smaller (1/4), then the full image.
+  const auto steps = plan_preview({6000, 4000, {0, 0, 6000, 4000}, 1.0 / 6, 5});
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].pass, PreviewPass::Proxy);
+  EXPECT_EQ(steps[0].level, 2);
+  EXPECT_EQ(steps[0].visible, (Rect{0, 0, 1500, 1000}));
+  EXPECT_EQ(steps[1].pass, PreviewPass::Full);
+}
+
+TEST(PreviewPlan, ZoomedInLargeImageGetsTheVisibleRegionFirst) {
+  const auto steps = plan_preview({6000, 4000, {1000, 500, 1200, 800}, 1.0, 5});
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].pass, PreviewPass::Region);
+  EXPECT_EQ(steps[0].visible, (Rect{1000, 500, 1200, 800}));
+  // Wrap borders need the opposite edge, which a region does not have: full image only.
+  PreviewView wrap{6000, 4000, {1000, 500, 1200, 800}, 1.0, 5, BorderMode::Wrap};
+  EXPECT_EQ(plan_preview(wrap).size(), 1u);
+}
+
+TEST(PreviewPlan, RegionsGrowByTheHaloAndStayInside) {
+  EXPECT_EQ(grow_clipped({10, 10, 20, 20}, {3, 2, 1, 4}, 100, 100), (Rect{7, 8, 24, 26}));
+  EXPECT_EQ(grow_clipped({0, 0, 20, 20}, {5, 5, 5, 5}, 22, 100), (Rect{0, 0, 22, 25}));
+  EXPECT_EQ(rect_at_level({3, 5, 10, 10}, 1, 50, 50), (Rect{1, 2, 6, 6}));
+}
+
+TEST(PreviewPlan, ProxyScalesSpatialParametersOnly) {
+  FilterEntry g = default_entry(*find_filter("gaussian"));
+  g.numbers["sigma"] = 8;
+  FilterEntry b = default_entry(*find_filter("box"));
+  b.numbers["radius"] = 9;
+  FilterEntry s = default_entry(*find_filter("sharpen"));
+  s.numbers["amount"] = 3;
+  const auto scaled = scaled_for_proxy({g, b, s}, 4);
+  EXPECT_DOUBLE_EQ(scaled[0].numbers.at("sigma"), 2);
+  EXPECT_DOUBLE_EQ(scaled[0].numbers.at("radius"), 0);  // 0 = automatic, stays so
+  EXPECT_DOUBLE_EQ(scaled[1].numbers.at("radius"), 2);
+  EXPECT_DOUBLE_EQ(scaled[2].numbers.at("amount"), 3);
+  b.numbers["radius"] = 1;
+  EXPECT_DOUBLE_EQ(scaled_for_proxy({b}, 8)[0].numbers.at("radius"), 1);  // never below the minimum
+}
+
+TEST(FilterEntries, SpecsRoundTripThroughCore) {
+  ensure_gui_app();
+  for (const char* spec : {"gaussian:sigma=2.5", "box:radius=4", "sobel:dir=x", "sharpen:amount=0.5", "laplacian",
+                           "unsharp:sigma=3,amount=1.5"}) {
+    const FilterEntry e = entry_from_spec(spec);
+    EXPECT_EQ(to_spec(e), spec);
+    EXPECT_NO_THROW(parse_filter_spec(to_spec(e)));
+  }
+  EXPECT_THROW(entry_from_spec("gaussian:sigma=99"), Error);
+  EXPECT_THROW(entry_from_spec("nosuchfilter"), Error);
+}
+
+TEST(FilterEntries, CustomKernelBecomesAKernelFileCoreReads) {
+  ensure_gui_app();
+  FilterEntry e = default_entry(*find_filter("custom"));
+  e.kernel = KernelGrid{3, 1, {1, 2, 1}};
+  const std::string spec = to_spec(e);
+  ASSERT_NE(spec.find("custom:file="), std::string::npos) << spec;
+  const Stage stage = parse_filter_spec(spec);
+  ASSERT_EQ(stage.convs.size(), 1u);
+  EXPECT_EQ(stage.convs[0].kernel.width, 3);
+  EXPECT_FLOAT_EQ(stage.convs[0].kernel.taps[1], 0.5f);  // normalized: 2 / 4
+  EXPECT_EQ(to_spec(e), spec);  // the same grid, the same file
+  // And back: a spec with a kernel file fills the grid.
+  const FilterEntry back = entry_from_spec(spec);
+  EXPECT_EQ(back.kernel.width, 3);
+  EXPECT_DOUBLE_EQ(back.kernel.at(1, 0), 2);
+}
+
+TEST(FilterEntries, KernelGridResizeKeepsTheCentre) {
+  KernelGrid g = KernelGrid::identity(3, 3);
+  g.resize(5, 5);
+  EXPECT_DOUBLE_EQ(g.at(2, 2), 1);
+  EXPECT_DOUBLE_EQ(g.sum(), 1);
+  g.resize(1, 1);
+  EXPECT_DOUBLE_EQ(g.at(0, 0), 1);
+}
+
+TEST(Presets, BundledPresetsAllLoad) {
+  ensure_gui_app();
+  const QStringList presets = bundled_presets();
+  ASSERT_GE(presets.size(), 4);
+  for (const QString& p : presets) {
+    SCOPED_TRACE(p.toStdString());
+    const Preset preset = load_preset(p);
+    EXPECT_FALSE(preset.name.isEmpty());
+    ASSERT_FALSE(preset.chain.filters.empty());
+    EXPECT_NO_THROW(parse_chain(to_specs(preset.chain.filters)));
+  }
+}
+
+TEST(Presets, SaveAndLoadGiveTheSameChain) {
+  ensure_gui_app();
+  tf::test::TempDir dir;
+  Preset p;
+  p.name = "mine";
+  p.chain.border = {BorderMode::Constant, 12};
+  p.chain.filters = {entry_from_spec("gaussian:sigma=1.25"), default_entry(*find_filter("custom")), entry_from_spec("sobel:dir=y")};
+  p.chain.filters[1].kernel = KernelGrid{3, 3, {0, -1, 0, -1, 5, -1, 0, -1, 0}};
+  const QString path = QString::fromStdString(dir / "p.json");
+  save_preset(path, p);
+  const Preset q = load_preset(path);
+  EXPECT_EQ(q.name, "mine");
+  EXPECT_TRUE(q.chain == p.chain);
+}
+
+TEST(Presets, BadPresetsSayWhy) {
+  ensure_gui_app();
+  auto message = [](const char* json) {
+    try {
+      preset_from_json(json, "x.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{nope").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message(R"({"filters": []})").find("no filters"), std::string::npos);
+  EXPECT_NE(message(R"({"filters": [{"filter": "blur"}]})").find("unknown filter"), std::string::npos);
+  EXPECT_NE(message(R"({"filters": [{"filter": "gaussian", "params": {"sigma": 500}}]})").find("out of range"), std::string::npos);
+  EXPECT_NE(message(R"({"border": "mirror", "filters": [{"filter": "box"}]})").find("border"), std::string::npos);
+}
+
+TEST(ParamEditor, SliderScaleCoversTheRangeAndFavoursSmallValues) {
+  const ParamInfo& sigma = find_filter("gaussian")->params[0];
+  EXPECT_EQ(ParamEditor::slider_position(sigma, sigma.min), 0);
+  EXPECT_EQ(ParamEditor::slider_position(sigma, sigma.max), ParamEditor::kSliderSteps);
+  EXPECT_GT(ParamEditor::slider_position(sigma, 2.0), ParamEditor::kSliderSteps / 10);  // not crammed at the start
+  for (int pos : {0, 137, 500, 999, 1000}) {
+    const double v = ParamEditor::slider_value(sigma, pos);
+    EXPECT_GE(v, sigma.min);
+    EXPECT_LE(v, sigma.max);
+  }
+  const ParamInfo& radius = find_filter("box")->params[0];
+  EXPECT_EQ(ParamEditor::slider_value(radius, 1000), radius.max);
+  EXPECT_EQ(ParamEditor::slider_value(radius, 3), std::round(ParamEditor::slider_value(radius, 3)));
+}
+
+TEST(JobViews, SummariseCoreReports) {
+  const Image src = make_test_image(300, 200, Format{PixelType::U8, 3}, 3);
+  JobReport report;
+  filter_image(src, parse_chain({"box:radius=2"}), select_devices("cpu:2").devices, {}, &report);
+  const JobView v = job_view(report, "t", 3);
+  ASSERT_EQ(v.summaries.size(), v.device_names.size());
+  int tiles = 0;
+  for (int t : v.tiles_per_device) tiles += t;
+  EXPECT_EQ(tiles, report.tiles);
+  EXPECT_GE(v.records.size(), static_cast<std::size_t>(report.tiles));
+  EXPECT_LE(first_start(v.records), v.records.front().t0);
+}
+
+}  // namespace
+}  // namespace tf::gui

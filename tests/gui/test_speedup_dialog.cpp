@@ -1,0 +1,62 @@
+// The speedup demo on CPU devices: 1..2 CPU workers, charts, the bound sentence, and the device
+// panel filled from the same telemetry.
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+
+#include "device_card.hpp"
+#include "device_panel.hpp"
+#include "gui_test_support.hpp"
+#include "main_window.hpp"
+#include "speedup_dialog.hpp"
+#include "timeline_view.hpp"
+
+namespace tf::gui {
+namespace {
+
+using namespace tf::test;
+
+TEST(SpeedupDialog, MeasuresOnCpuDevicesAndExplainsTheBound) {
+  ensure_gui_app();
+  MainWindow window(MainWindowOptions{false, false});
+  window.show();
+  window.set_chain({{entry_from_spec("box:radius=3")}, {}});
+  SpeedupDialog* dialog = window.show_speedup_dialog();
+  ASSERT_NE(dialog, nullptr);
+  dialog->set_devices("cpu", 2);
+  dialog->set_image_size(384, 256);
+  dialog->set_repeats(2);
+  bool done = false, ok = false;
+  QObject::connect(dialog, &SpeedupDialog::measured, [&](bool success) {
+    done = true;
+    ok = success;
+  });
+  dialog->start();
+  ASSERT_TRUE(wait_for([&] { return done; }, 60000));
+  ASSERT_TRUE(ok) << dialog->error_text().toStdString();
+  const SpeedupResult& r = dialog->result();
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_EQ(r.points[0].device_count, 1);
+  EXPECT_EQ(r.points[1].device_count, 2);
+  EXPECT_DOUBLE_EQ(r.points[1].ideal, 2);
+  EXPECT_FALSE(dialog->explanation().isEmpty());
+  EXPECT_EQ(dialog->speedup_view()->chart()->series().size(), 3);  // ideal, measured, points
+  EXPECT_EQ(dialog->split_view()->chart()->series().size(), 1);    // the stacked bars
+  // The extra run on all devices reached the panel and the timeline.
+  EXPECT_TRUE(window.device_panel()->card("cpu")->job_text().contains("2 worker")) << window.device_panel()->card("cpu")->job_text().toStdString();
+  EXPECT_EQ(window.timeline()->lanes().size(), 2u);
+}
+
+TEST(SpeedupDialog, BadInputIsAMessage) {
+  ensure_gui_app();
+  MainWindow window(MainWindowOptions{false, false});
+  SpeedupDialog* dialog = window.show_speedup_dialog();
+  dialog->set_image_size(0, 10);
+  bool done = false;
+  QObject::connect(dialog, &SpeedupDialog::measured, [&](bool) { done = true; });
+  dialog->start();
+  ASSERT_TRUE(wait_for([&] { return done; }, 5000));
+  EXPECT_TRUE(dialog->error_text().contains("size")) << dialog->error_text().toStdString();
+}
+
+}  // namespace
+}  // namespace tf::gui
