@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "background_priority.hpp"
 #include "device_choice.hpp"
 #include "device_hub.hpp"
 #include "message_bar.hpp"
@@ -141,6 +142,7 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
     quality_->setEnabled(f == "jpg" || f == "same");
   });
   connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &BatchDialog::finished);
+  pool_.setMaxThreadCount(1);
 
   if (use_settings_) {
     QSettings s;
@@ -233,8 +235,9 @@ void BatchDialog::start() {
   progress_->setRange(0, 0);
   current_->setText(tr("Starting…"));
   set_running(true);
-  watcher_.setFuture(QtConcurrent::run([o, cancel = cancel_flag_]() -> Outcome {
+  watcher_.setFuture(QtConcurrent::run(&pool_, [o, cancel = cancel_flag_]() -> Outcome {
     Outcome out;
+    lower_thread_priority();  // the batch's decode, filter and encode threads inherit it
     try {
       std::lock_guard devices(DeviceHub::instance().job_mutex());
       out.report = run_batch(o);

@@ -5,6 +5,7 @@
 #pragma once
 #include <QDialog>
 #include <QFutureWatcher>
+#include <QThreadPool>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -92,6 +93,7 @@ class BatchDialog : public QDialog {
     bool posted = false;
   };
   std::shared_ptr<Shared> shared_;
+  QThreadPool pool_;  // its own thread: the batch lowers that thread's priority
   QFutureWatcher<Outcome> watcher_;
 };
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "release_later.hpp"
+
 namespace tf::gui {
 
 namespace {
@@ -25,15 +27,15 @@ ImageView::ImageView(QWidget* parent) : QWidget(parent) {
 
 void ImageView::set_before(const ShownImage& image) {
   const bool same_size = image.base.size() == before_.base.size();
-  before_ = image;
-  after_ = {};
+  release_later(std::exchange(before_, image));
+  release_later(std::exchange(after_, {}));
   overlay_ = {};
   if (!same_size || fit_) zoom_fit();
   else update();
 }
 
 void ImageView::set_after(const ShownImage& image) {
-  after_ = image;
+  release_later(std::exchange(after_, image));
   overlay_ = {};
   update();
 }
@@ -45,7 +47,7 @@ void ImageView::set_overlay(const QImage& image, const QRect& shown) {
 }
 
 void ImageView::clear_after() {
-  after_ = {};
+  release_later(std::exchange(after_, {}));
   overlay_ = {};
   update();
 }

@@ -21,6 +21,7 @@
 #include "filter_panel.hpp"
 #include "image_convert.hpp"
 #include "image_view.hpp"
+#include "release_later.hpp"
 #include "job_view.hpp"
 #include "message_bar.hpp"
 #include "recent_files.hpp"
@@ -293,7 +294,7 @@ void MainWindow::on_document_changed() {
   const DocumentState& st = document_.state();
   engine_->set_source({st.image, st.pyramid});
   view_->set_before(st.display);
-  full_.reset();
+  if (full_) release_later(std::exchange(full_, std::nullopt));
   preview_pending_ = false;
   requested_ = 0;
   update_title();
@@ -316,7 +317,7 @@ void MainWindow::update_title() {
 void MainWindow::request_preview() {
   if (document_.empty()) return;
   const ChainSettings s = panel_->settings();
-  full_.reset();
+  if (full_) release_later(std::exchange(full_, std::nullopt));
   requested_chain_ = s;
   if (s.filters.empty()) {
     engine_->cancel();
@@ -359,7 +360,8 @@ void MainWindow::on_result(const PreviewResult& r) {
     return;
   }
   view_->set_after(r.display);
-  full_ = r;
+  if (full_) release_later(std::exchange(full_, r));
+  else full_ = r;
   preview_pending_ = false;
   progress_->hide();
   const Image& img = document_.image();

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "background_priority.hpp"
 #include "device_hub.hpp"
 #include "image_convert.hpp"
+#include "release_later.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf::gui {
@@ -83,6 +85,7 @@ quint64 PreviewEngine::request(const ChainSettings& chain, const QString& device
   current_ = job;
   ++running_;
   pool_.start([this, job] {
+    lower_thread_priority();
     run(job);
     QMetaObject::invokeMethod(this, [this, g = job->generation] {
       --running_;
@@ -94,7 +97,10 @@ quint64 PreviewEngine::request(const ChainSettings& chain, const QString& device
 
 void PreviewEngine::deliver(const std::shared_ptr<Job>& job, PreviewResult result) {
   QMetaObject::invokeMethod(this, [this, job, result = std::move(result)]() mutable {
-    if (job->cancel || job != current_) return;  // a newer request superseded it
+    if (job->cancel || job != current_) {  // a newer request superseded it
+      release_later(std::move(result));
+      return;
+    }
     result.latency_ms = ms_since(job->requested);
     emit result_ready(result);
   }, Qt::QueuedConnection);
