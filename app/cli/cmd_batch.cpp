@@ -237,7 +237,7 @@ void run(const BatchArgs& a) {
   std::fflush(stdout);
   std::fflush(stderr);
   const int code = report.exit_code();
-  if (code != kOk) std::exit(code);  // main() returns 0 from callbacks; batch has its own codes
+  command_exit_code() = code;
 }
 
 }  // namespace

@@ -11,6 +11,13 @@
 #define TF_VERSION "0.0.0"
 #endif
 
+namespace tf::cli {
+int& command_exit_code() {
+  static int code = kOk;
+  return code;
+}
+}  // namespace tf::cli
+
 int main(int argc, char** argv) {
   tf::cuda::install_backend();
   CLI::App app{"TileFilter: convolution filters on every GPU of the machine (or the CPU), tiled with halos"};
@@ -40,5 +47,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilefilter: %s\n", e.what());
     return tf::cli::kFailed;
   }
-  return tf::cli::kOk;
+  return tf::cli::command_exit_code();
 }
