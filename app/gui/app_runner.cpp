@@ -23,7 +23,16 @@
 #define TF_VERSION "0.0.0"
 #endif
 
+// The resources live in a static library, whose initializers are not linked in unless something
+// refers to them; hence the explicit call, outside any namespace as Qt requires.
+static void init_tilefilter_resources() { Q_INIT_RESOURCE(tilefilter); }
+
 namespace tf::gui {
+
+void init_resources() {
+  static const bool done = (init_tilefilter_resources(), true);
+  (void)done;
+}
 
 void set_application_identity() {
   QCoreApplication::setOrganizationName(QStringLiteral("TileFilter"));
@@ -36,7 +45,8 @@ void set_application_identity() {
 bool save_screenshot(QWidget* widget, const QString& path) {
   const QPixmap shot = widget->grab();
   const QString dir = QFileInfo(path).absolutePath();
-  if (!QDir().mkpath(dir) || !shot.save(path, "PNG")) {
+  // PNG quality 0 = strongest zlib compression: screenshots go into the repository.
+  if (!QDir().mkpath(dir) || !shot.save(path, "PNG", 0)) {
     std::fprintf(stderr, "tilefilter-gui: cannot write screenshot %s\n", qPrintable(path));
     return false;
   }

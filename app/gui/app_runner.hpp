@@ -15,6 +15,9 @@ int run_app(QApplication& app, const AppOptions& options);
 // why on stderr when it cannot write the file.
 bool save_screenshot(QWidget* widget, const QString& path);
 
+// Registers the icons and presets compiled into tf_gui_lib (once; harmless to repeat).
+void init_resources();
+
 // Organization and application names for QSettings, QStandardPaths and --version.
 void set_application_identity();
 

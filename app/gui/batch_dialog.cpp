@@ -293,8 +293,13 @@ void BatchDialog::finished() {
       case FileResult::Status::Resumed: ++resumed; break;
       case FileResult::Status::Cancelled: ++cancelled; break;
     }
-    if (f.status == FileResult::Status::Failed)
-      failed_->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(f.input), QString::fromStdString(f.reason)}));
+    if (f.status == FileResult::Status::Failed) {
+      const QString input = QString::fromStdString(f.input);
+      auto* item = new QTreeWidgetItem({QDir(input_->text()).relativeFilePath(input), QString::fromStdString(f.reason)});
+      item->setToolTip(0, input);
+      item->setToolTip(1, QString::fromStdString(f.reason));
+      failed_->addTopLevelItem(item);
+    }
   }
   for (const auto& s : r.skipped) failed_->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(s), tr("skipped")}));
   const int total = static_cast<int>(r.files.size());

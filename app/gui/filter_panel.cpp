@@ -53,8 +53,8 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   auto* chain_layout = new QVBoxLayout(chain_box);
   list_ = new QListWidget(chain_box);
   list_->setObjectName("chainList");
-  list_->setMinimumHeight(90);
-  list_->setMaximumHeight(150);
+  list_->setMinimumHeight(70);
+  list_->setMaximumHeight(120);
   chain_layout->addWidget(list_);
   auto* buttons = new QHBoxLayout;
   add_ = new QToolButton(chain_box);
@@ -75,7 +75,14 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   remove_ = tool_button(chain_box, tr("Remove the selected filter"), "removeFilter", QStyle::SP_TrashIcon);
   up_ = tool_button(chain_box, tr("Move up (runs earlier)"), "moveUp", QStyle::SP_ArrowUp);
   down_ = tool_button(chain_box, tr("Move down (runs later)"), "moveDown", QStyle::SP_ArrowDown);
+  presets_ = new QToolButton(chain_box);
+  presets_->setObjectName("presetsButton");
+  presets_->setText(tr("Presets"));
+  presets_->setToolTip(tr("Load a saved chain (Filters ▸ Presets, or drop a .json file on the window)"));
+  presets_->setPopupMode(QToolButton::InstantPopup);
+  presets_->setMenu(new QMenu(presets_));
   buttons->addWidget(add_);
+  buttons->addWidget(presets_);
   buttons->addStretch(1);
   buttons->addWidget(up_);
   buttons->addWidget(down_);
@@ -224,6 +231,7 @@ void FilterPanel::select(int row) {
 QString FilterPanel::devices() const { return devices_->spec(); }
 void FilterPanel::set_devices(const QString& spec) { devices_->set_spec(spec); }
 bool FilterPanel::live_preview() const { return live_->isChecked(); }
+QMenu* FilterPanel::presets_menu() const { return presets_->menu(); }
 
 void FilterPanel::set_applying(bool applying) {
   apply_->setEnabled(!applying);

@@ -8,6 +8,7 @@
 #include "filter_entry.hpp"
 
 class QListWidget;
+class QMenu;
 class QToolButton;
 class QGroupBox;
 class QFormLayout;
@@ -38,6 +39,7 @@ class FilterPanel : public QWidget {
   QString devices() const;
   void set_devices(const QString& spec);
   bool live_preview() const;
+  QMenu* presets_menu() const;  // filled by the main window
   void set_applying(bool applying);
 
  signals:
@@ -57,6 +59,7 @@ class FilterPanel : public QWidget {
   std::vector<FilterEntry> chain_;
   QListWidget* list_ = nullptr;
   QToolButton* add_ = nullptr;
+  QToolButton* presets_ = nullptr;
   QToolButton* remove_ = nullptr;
   QToolButton* up_ = nullptr;
   QToolButton* down_ = nullptr;

@@ -14,6 +14,7 @@
 #include <QtConcurrent>
 #include <cstring>
 
+#include "app_runner.hpp"
 #include "apply_command.hpp"
 #include "batch_dialog.hpp"
 #include "device_hub.hpp"
@@ -30,10 +31,6 @@
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
 #include "utilization_sampler.hpp"
-
-// The resources live in this static library; a static library's initializers are not linked in
-// unless something refers to them, hence the explicit call (outside any namespace, as Qt requires).
-static void init_gui_resources() { Q_INIT_RESOURCE(tilefilter); }
 
 namespace tf::gui {
 
@@ -58,7 +55,7 @@ QString devices_used(const JobReport& report) {
 }  // namespace
 
 MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow(parent), options_(options) {
-  init_gui_resources();
+  init_resources();
   setObjectName("mainWindow");
   setWindowIcon(QIcon(QStringLiteral(":/icons/tilefilter.svg")));
   setAcceptDrops(true);

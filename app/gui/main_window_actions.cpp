@@ -150,9 +150,13 @@ void MainWindow::build_actions() {
     } catch (...) {
     }
     presets->addAction(name, this, [this, p] { load_preset(p); });
+    panel_->presets_menu()->addAction(name, this, [this, p] { load_preset(p); });
   }
   filters->addAction(tr("&Load Preset…"), this, &MainWindow::load_preset_dialog);
   filters->addAction(tr("&Save Preset…"), this, &MainWindow::save_preset_dialog);
+  panel_->presets_menu()->addSeparator();
+  panel_->presets_menu()->addAction(tr("Load Preset…"), this, &MainWindow::load_preset_dialog);
+  panel_->presets_menu()->addAction(tr("Save Preset…"), this, &MainWindow::save_preset_dialog);
   filters->addSeparator();
   filters->addAction(apply_action);
 

@@ -50,6 +50,7 @@ QChart* make_speedup_chart(const SpeedupResult& r) {
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("speedup ×"));
   y->setRange(0, top * 1.15);
+  y->applyNiceNumbers();
   y->setLabelFormat("%.1f");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
@@ -105,6 +106,7 @@ QChart* make_split_chart(const SpeedupResult& r) {
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("ms per device"));
   y->setRange(0, std::max(1e-3, top * 1.1));
+  y->applyNiceNumbers();
   y->setLabelFormat(top < 10 ? "%.2f" : "%.0f");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);

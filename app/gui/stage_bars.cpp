@@ -40,7 +40,7 @@ void StageBars::paintEvent(QPaintEvent*) {
   }
   const int label_w = fm.horizontalAdvance(QStringLiteral("Download ")) + 4;
   const int value_w = fm.horizontalAdvance(QStringLiteral("000.00 ms 100%")) + 6;
-  const int bar_w = std::max(20, width() - label_w - value_w);
+  const int bar_w = std::max(20, width() - label_w - value_w - 6);
   for (std::size_t i = 0; i < bars_.size(); ++i) {
     const Bar& b = bars_[i];
     const int y = static_cast<int>(i) * kRow;
@@ -50,8 +50,8 @@ void StageBars::paintEvent(QPaintEvent*) {
     p.fillRect(track, QColor(255, 255, 255, 20));
     const double share = capacity_s_ > 0 ? std::clamp(b.seconds / capacity_s_, 0.0, 1.0) : 0.0;
     p.fillRect(QRect(track.left(), track.top(), static_cast<int>(track.width() * share + 0.5), track.height()), b.color);
-    p.drawText(QRect(label_w + bar_w + 4, y, value_w, kRow), Qt::AlignRight | Qt::AlignVCenter,
-               QStringLiteral("%1 %2%").arg(duration_text(b.seconds)).arg(share * 100, 3, 'f', 0));
+    p.drawText(QRect(width() - value_w, y, value_w, kRow), Qt::AlignRight | Qt::AlignVCenter,
+               QStringLiteral("%1  %2%").arg(duration_text(b.seconds)).arg(share * 100, 0, 'f', 0));
   }
 }
 

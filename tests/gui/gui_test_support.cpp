@@ -1,6 +1,8 @@
 #include "gui_test_support.hpp"
 
 #include <QApplication>
+#include <QPixmap>
+#include <QWidget>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -35,6 +37,11 @@ void ensure_gui_app() {
 }
 
 bool wait_for(const std::function<bool()>& done, int timeout_ms) { return QTest::qWaitFor(done, timeout_ms); }
+
+void save_shot(QWidget* widget, const char* name) {
+  const QString dir = qEnvironmentVariable("TF_GUI_SHOTS");
+  if (!dir.isEmpty()) widget->grab().save(dir + "/" + name);
+}
 
 QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels, std::uint32_t seed) {
   const std::string path = dir / name;

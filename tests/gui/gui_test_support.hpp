@@ -5,6 +5,8 @@
 #include <QString>
 #include <functional>
 
+class QWidget;
+
 #include "test_support.hpp"
 #include "tilefilter/image.hpp"
 #include "tilefilter/scheduler.hpp"
@@ -20,6 +22,9 @@ bool wait_for(const std::function<bool()>& done, int timeout_ms = 30000);
 // Writes a generated photo-like image and returns its path.
 QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels = 3,
                     std::uint32_t seed = 1);
+
+// With TF_GUI_SHOTS=DIR set, saves a PNG of `widget` there (to look at dialogs while developing).
+void save_shot(QWidget* widget, const char* name);
 
 // What core makes of `path` with `specs` (on one CPU worker: every device gives the same bits).
 Image core_output(const std::string& path, const std::vector<std::string>& specs, const Border& border = {});

@@ -72,6 +72,7 @@ TEST_F(BatchDialogTest, FiltersAFolderLikeTheCoreAndListsFailures) {
   EXPECT_TRUE(failed[0].contains("broken.png"));
   EXPECT_EQ(dialog->progress_value(), dialog->progress_maximum());
   EXPECT_TRUE(dialog->summary_text().contains("4 files")) << dialog->summary_text().toStdString();
+  save_shot(dialog, "batch-dialog.png");
 }
 
 TEST_F(BatchDialogTest, ProblemsWithTheJobAreShownInTheDialog) {

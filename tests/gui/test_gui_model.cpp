@@ -3,6 +3,10 @@
 #include <QFile>
 #include <QJsonDocument>
 
+#include <QIcon>
+#include <QImage>
+
+#include "app_runner.hpp"
 #include "filter_entry.hpp"
 #include "gui_test_support.hpp"
 #include "job_view.hpp"
@@ -173,6 +177,28 @@ TEST(JobViews, SummariseCoreReports) {
   EXPECT_EQ(tiles, report.tiles);
   EXPECT_GE(v.records.size(), static_cast<std::size_t>(report.tiles));
   EXPECT_LE(first_start(v.records), v.records.front().t0);
+}
+
+}  // namespace
+}  // namespace tf::gui
+
+namespace tf::gui {
+namespace {
+
+TEST(Resources, IconsRender) {
+  ensure_gui_app();
+  init_resources();
+  for (const char* name : {"tilefilter", "zoom-fit", "zoom-100", "compare", "apply", "batch", "speedup", "undo", "redo"}) {
+    const QIcon icon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(name)));
+    const QImage image = icon.pixmap(128, 128).toImage();
+    ASSERT_FALSE(image.isNull()) << name;
+    int opaque = 0;
+    for (int y = 0; y < image.height(); ++y)
+      for (int x = 0; x < image.width(); ++x) opaque += qAlpha(image.pixel(x, y)) > 0;
+    EXPECT_GT(opaque, 128 * 128 / 50) << name << " draws almost nothing";
+    if (!qEnvironmentVariableIsEmpty("TF_GUI_SHOTS"))
+      image.save(qEnvironmentVariable("TF_GUI_SHOTS") + QStringLiteral("/icon-%1.png").arg(QLatin1String(name)));
+  }
 }
 
 }  // namespace
