@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "recycling_allocator.hpp"
 #include "tilefilter/cuda_backend.hpp"
 
 namespace tf::gui {
@@ -34,14 +35,17 @@ QString DeviceHub::gpu_message() {
 int DeviceHub::cpu_cores() const { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 const PixelAllocator& DeviceHub::host_allocator() {
-  if (instance().gpus().empty()) return default_allocator();
-  const PixelAllocator* pinned = cuda::pinned_allocator();
-  return pinned ? *pinned : default_allocator();
+  // Up to 512 MiB of freed buffers wait for the next image of their size (the next preview).
+  static RecyclingAllocator* recycling = [] {
+    const PixelAllocator* pinned = instance().gpus().empty() ? nullptr : cuda::pinned_allocator();
+    return new RecyclingAllocator(pinned ? *pinned : default_allocator(), std::size_t{512} << 20);  // lives as long as images may
+  }();
+  return recycling->allocator();
 }
 
 Image DeviceHub::in_host_memory(Image image) {
+  if (image.empty() || instance().gpus().empty()) return image;  // ordinary memory is what a CPU job wants
   const PixelAllocator& alloc = host_allocator();
-  if (&alloc == &default_allocator() || image.empty()) return image;
   Image out(image.width(), image.height(), image.format(), alloc);
   for (int y = 0; y < image.height(); ++y) std::memcpy(out.view().row(y), image.view().row(y), image.view().row_bytes());
   return out;

@@ -162,11 +162,17 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     }
     check_idle();
   });
-  connect(&apply_watcher_, &QFutureWatcher<DocumentState>::finished, this, [this] {
-    const QString text = tr("Apply %1").arg(apply_text_);
-    document_.undo_stack()->push(new ApplyCommand(&document_, document_.state(), apply_watcher_.result(), apply_chain_,
-                                                  [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
+  connect(&apply_watcher_, &QFutureWatcher<Applied>::finished, this, [this] {
+    Applied result = apply_watcher_.result();
     panel_->set_applying(false);
+    if (!result.error.isEmpty()) {
+      show_error(result.error);
+      check_idle();
+      return;
+    }
+    const QString text = tr("Apply %1").arg(apply_text_);
+    document_.undo_stack()->push(new ApplyCommand(&document_, document_.state(), std::move(result.state), apply_chain_,
+                                                  [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
     statusBar()->showMessage(tr("Applied — Ctrl+Z undoes it"), 5000);
     emit applied();
     check_idle();
@@ -407,7 +413,15 @@ void MainWindow::finish_apply(const PreviewResult& full) {
   apply_text_ = full.chain_text;
   const Image pixels = full.pixels;
   const ShownImage display = full.display;
-  apply_watcher_.setFuture(QtConcurrent::run([pixels, display] { return make_state(pixels, display); }));
+  apply_watcher_.setFuture(QtConcurrent::run([pixels, display]() -> Applied {
+    try {
+      return {make_state(pixels, display), {}};
+    } catch (const std::bad_alloc&) {
+      return {{}, tr("Not enough memory to apply the filters to the whole image.")};
+    } catch (const std::exception& e) {
+      return {{}, QString::fromUtf8(e.what())};
+    }
+  }));
 }
 
 bool MainWindow::idle() const {

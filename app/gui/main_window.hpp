@@ -129,7 +129,11 @@ class MainWindow : public QMainWindow {
   };
   QFutureWatcher<Loaded> load_watcher_;
   QFutureWatcher<QString> save_watcher_;  // the error, empty on success
-  QFutureWatcher<DocumentState> apply_watcher_;
+  struct Applied {
+    DocumentState state;
+    QString error;
+  };
+  QFutureWatcher<Applied> apply_watcher_;
   QString saving_path_;
 
   std::optional<PreviewResult> full_;  // last full result of the current request
