@@ -20,6 +20,13 @@ void DeviceHub::discover() {
   discovered_ = true;
 }
 
+void DeviceHub::forget_devices() {
+  std::lock_guard lock(mutex_);
+  discovered_ = false;
+  gpus_ = {};
+  selections_.clear();
+}
+
 const std::vector<DevicePtr>& DeviceHub::gpus() {
   std::lock_guard lock(mutex_);
   discover();

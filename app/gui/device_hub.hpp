@@ -26,6 +26,9 @@ class DeviceHub {
   DeviceSelection select(const std::string& spec);
 
   std::mutex& job_mutex() { return job_mutex_; }
+  // Forgets the discovered GPUs and the cached selections, so the next use discovers again (tests
+  // install a GPU provider of their own).
+  void forget_devices();
 
   // Memory for images that devices will read or write: page-locked when there is a GPU (pageable
   // uploads are about 7x slower), ordinary memory otherwise.

@@ -224,7 +224,7 @@ void MainWindow::build_docks() {
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
   resizeDocks({left, right}, {350, 330}, Qt::Horizontal);
-  resizeDocks({bottom}, {170}, Qt::Vertical);
+  resizeDocks({bottom}, {DeviceHub::instance().gpus().empty() ? 170 : 240}, Qt::Vertical);  // a lane per GPU stream
 }
 
 void MainWindow::build_status_bar() {

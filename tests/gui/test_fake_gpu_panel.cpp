@@ -1,0 +1,81 @@
+// The GPU side of the device panel and the timeline, with stand-in GPUs (fake_gpu.hpp): a card per
+// GPU with NVML-style utilization and memory, upload/kernel/download bars, a timeline lane per stream.
+#include <QDoubleSpinBox>
+#include <QtTest/QTest>
+
+#include "device_card.hpp"
+#include "device_hub.hpp"
+#include "device_panel.hpp"
+#include "fake_gpu.hpp"
+#include "filter_panel.hpp"
+#include "gui_test_support.hpp"
+#include "image_view.hpp"
+#include "main_window.hpp"
+#include "message_bar.hpp"
+#include "stage_bars.hpp"
+#include "timeline_view.hpp"
+#include "tilefilter/cuda_backend.hpp"
+#include "utilization_graph.hpp"
+
+namespace tf::gui {
+namespace {
+
+using namespace tf::test;
+
+class FakeGpuPanel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ensure_gui_app();
+    install_fake_gpus(2);
+    DeviceHub::instance().forget_devices();
+  }
+  void TearDown() override {
+    tf::cuda::install_backend();  // back to what the build has
+    DeviceHub::instance().forget_devices();
+  }
+};
+
+TEST_F(FakeGpuPanel, CardsBarsAndStreamLanes) {
+  MainWindow window(MainWindowOptions{false, false});
+  window.resize(1280, 800);
+  window.show();
+  ASSERT_NE(window.device_panel()->card("gpu0"), nullptr);
+  ASSERT_NE(window.device_panel()->card("gpu1"), nullptr);
+  ASSERT_NE(window.device_panel()->card("cpu"), nullptr);
+
+  TempDir dir;
+  const QString path = write_image(dir, "photo.png", 1000, 700);
+  bool loaded = false;
+  QObject::connect(&window, &MainWindow::image_loaded, [&] { loaded = true; });
+  window.open_file(path);
+  ASSERT_TRUE(wait_for([&] { return loaded; }));
+  window.set_devices("gpu");
+  window.set_chain({{entry_from_spec("gaussian:sigma=2"), entry_from_spec("sobel")}, {}});
+  ASSERT_TRUE(wait_for([&] { return window.idle() && window.current_full_result(); }))
+      << window.message_bar()->text().toStdString();
+  EXPECT_EQ(first_difference(window.image_view()->after_image(), core_output(path.toStdString(), {"gaussian:sigma=2", "sobel"})), "");
+
+  int tiles = 0;
+  for (const char* id : {"gpu0", "gpu1"}) {
+    DeviceCard* card = window.device_panel()->card(id);
+    const auto& bars = card->bars()->bars();
+    ASSERT_EQ(bars.size(), 4u) << id;  // upload, kernel, download, idle
+    EXPECT_EQ(bars[0].label, "Upload");
+    EXPECT_EQ(bars[2].label, "Download");
+    tiles += bars[1].seconds > 0;
+    EXPECT_TRUE(card->job_text().contains("stream")) << card->job_text().toStdString();
+  }
+  EXPECT_GE(tiles, 1);
+  // Streams of both GPUs have lanes; the CPU card says it was not used.
+  std::size_t gpu_lanes = 0;
+  for (const auto& lane : window.timeline()->lanes()) gpu_lanes += lane.label.startsWith("gpu");
+  EXPECT_GE(gpu_lanes, 2u);
+  EXPECT_TRUE(window.device_panel()->card("cpu")->job_text().contains("not used"));
+  // NVML-style samples reach the GPU cards.
+  ASSERT_TRUE(wait_for([&] { return window.device_panel()->card("gpu0")->graph()->samples() >= 2; }, 3000));
+  QTest::qWait(300);
+  save_shot(&window, "fake-gpus.png");
+}
+
+}  // namespace
+}  // namespace tf::gui
