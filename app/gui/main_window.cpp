@@ -80,7 +80,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   view_timer_->setSingleShot(true);
   view_timer_->setInterval(120);
   connect(view_timer_, &QTimer::timeout, this, [this] {
-    if (preview_pending_) request_preview();
+    // Zoomed or panned before the first pass arrived: plan it for what is in view now. Once it has
+    // arrived the full pass is under way and covers every view; restarting it would only delay it.
+    if (preview_pending_ && first_latency_ms_ < 0) request_preview();
   });
 
   connect(engine_, &PreviewEngine::result_ready, this, &MainWindow::on_result);

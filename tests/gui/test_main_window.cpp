@@ -1,6 +1,11 @@
 // The real main window, offscreen: open an image, pick a filter, change a parameter, wait for the
 // preview and check that the pixels shown are core's output; apply, undo, redo; errors in the window.
 #include <QAction>
+#include <QCoreApplication>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QUrl>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -244,6 +249,41 @@ TEST_F(MainWindowTest, ZoomAndCompareModes) {
   EXPECT_DOUBLE_EQ(view->split(), 0.25);
   const QPixmap shot = window->grab();
   EXPECT_FALSE(shot.isNull());
+}
+
+}  // namespace
+}  // namespace tf::gui
+
+namespace tf::gui {
+namespace {
+
+TEST(MainWindowDrop, DroppedFilesOpen) {
+  tf::test::ensure_gui_app();
+  tf::test::TempDir dir;
+  const QString path = tf::test::write_image(dir, "dropped.png", 120, 90);
+  MainWindow window(MainWindowOptions{false, false});
+  window.show();
+  bool loaded = false;
+  QObject::connect(&window, &MainWindow::image_loaded, [&] { loaded = true; });
+  QMimeData data;
+  data.setUrls({QUrl::fromLocalFile(path)});
+  const QPoint at = window.image_view()->mapTo(&window, window.image_view()->rect().center());
+  QDragEnterEvent enter(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&window, &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&window, &drop);
+  ASSERT_TRUE(tf::test::wait_for([&] { return loaded; }));
+  EXPECT_EQ(window.document()->display_name(), "dropped.png");
+  // A dropped preset loads the chain.
+  QMimeData preset;
+  preset.setUrls({QUrl::fromLocalFile(QStringLiteral(TF_SOURCE_DIR "/resources/presets/edges.json"))});
+  QDragEnterEvent enter_preset(at, Qt::CopyAction, &preset, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&window, &enter_preset);
+  QDropEvent drop_preset(at, Qt::CopyAction, &preset, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&window, &drop_preset);
+  EXPECT_EQ(to_specs(window.filter_panel()->settings().filters), (std::vector<std::string>{"gaussian:sigma=1.2", "sobel"}))
+      << window.message_bar()->text().toStdString();
 }
 
 }  // namespace
