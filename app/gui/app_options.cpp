@@ -29,6 +29,21 @@ bool wants_help_only(int argc, char** argv) {
   return false;
 }
 
+bool choose_platform(int argc, char** argv) {
+  if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
+      !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+    return true;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--screenshot", 12) == 0 || std::strncmp(argv[i], "--speedup-screenshot", 20) == 0) {
+      qputenv("QT_QPA_PLATFORM", "offscreen");
+      return true;
+    }
+  std::fprintf(stderr,
+               "tilefilter-gui: no display (DISPLAY and WAYLAND_DISPLAY are not set). Run it in a desktop session, "
+               "or without one with --screenshot FILE (or QT_QPA_PLATFORM=offscreen).\n");
+  return false;
+}
+
 std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& exit_code) {
   QCommandLineParser p;
   p.setApplicationDescription(QStringLiteral(

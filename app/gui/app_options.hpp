@@ -36,4 +36,8 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
 // True when the arguments only ask for help or the version (no display is needed then).
 bool wants_help_only(int argc, char** argv);
 
+// Without a display (no DISPLAY or WAYLAND_DISPLAY, no QT_QPA_PLATFORM), a screenshot run goes
+// offscreen by itself; anything else says so and returns false instead of letting Qt abort.
+bool choose_platform(int argc, char** argv);
+
 }  // namespace tf::gui

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     tf::gui::parse_app_options(app, code);
     return code;
   }
+  if (!tf::gui::choose_platform(argc, argv)) return 1;
   QApplication app(argc, argv);
   tf::gui::set_application_identity();
   int code = 0;
