@@ -217,6 +217,7 @@ TEST_F(MainWindowTest, UnreadableFilesAreMessagesNotCrashes) {
   window->open_file(QString::fromStdString(text));
   ASSERT_TRUE(wait_for([&] { return failed; }));
   EXPECT_TRUE(window->message_bar()->text().contains("notes.png")) << window->message_bar()->text().toStdString();
+  save_shot(window.get(), "error-message.png");
   failed = false;
   window->open_file(QString::fromStdString(dir / "missing.jpg"));
   ASSERT_TRUE(wait_for([&] { return failed; }));
