@@ -32,6 +32,7 @@ struct BenchArgs {
   int repeats = 0;
   bool speedup = false;
   bool cpu_reference = false;
+  bool pcie = false;
   JobFlags job;  // border, devices, tile, streams, device memory (its filters are unused)
 };
 
@@ -171,7 +172,17 @@ void run_bench(const BenchArgs& a) {
   }
 
   std::vector<Row> rows;
-  std::vector<std::string> speedup_json, cpu_json;
+  std::vector<std::string> speedup_json, cpu_json, pcie_json;
+  if (a.pcie && !ordinals.empty()) {
+    fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
+    for (std::size_t n = 1; n <= ordinals.size(); ++n) {
+      const auto b = cuda::measure_pcie({ordinals.begin(), ordinals.begin() + n});
+      fmt::print("  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f}\n", n, b.h2d,
+                 b.d2h, b.both);
+      pcie_json.push_back(fmt::format("{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}}}", n,
+                                      b.h2d, b.d2h, b.both));
+    }
+  }
   fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms", "spread (min-max) ms",
              "Gpix/s", "vs 1");
   for (std::size_t i = 0; i < workloads.size(); ++i) {
@@ -256,10 +267,10 @@ void run_bench(const BenchArgs& a) {
     for (const auto& r : rows) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
     const std::string text = fmt::format(
         "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {},\n"
-        "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}]\n}}\n",
+        "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}],\n  \"pcie\": [{}]\n}}\n",
         json_string(today()), json_string(cuda::runtime_description()), w, h, json_string(to_string(format)),
         json_string(to_string(options.border.mode)), devs, results, fmt::format("{}", fmt::join(speedup_json, ", ")),
-        fmt::format("{}", fmt::join(cpu_json, ", ")));
+        fmt::format("{}", fmt::join(cpu_json, ", ")), fmt::format("{}", fmt::join(pcie_json, ", ")));
     std::ofstream out(a.json);
     if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
     fmt::print("\nwrote {}\n", a.json);
@@ -281,6 +292,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--repeats", a->repeats, "timed runs per point (default 20 resident, 5 host)");
   cmd->add_option("--json", a->json, "also write the results to this JSON file");
   cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
+  cmd->add_flag("--pcie", a->pcie, "also measure pinned host<->GPU copy bandwidth on 1..N GPUs");
   cmd->add_flag("--cpu-reference", a->cpu_reference, "also time the CPU reference backend on one thread");
   cmd->add_option("--cpu-size", a->cpu_size, "image size for --cpu-reference")->capture_default_str();
   cmd->add_option("--border", a->job.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();

@@ -14,4 +14,7 @@ ResidentTiming bench_device_resident(const ImageView&, const Chain&, const Borde
                                      const ImageView*) {
   throw Error(ErrorKind::Device, "device-resident benchmark: built without CUDA");
 }
+PcieBandwidth measure_pcie(const std::vector<int>&, std::size_t) {
+  throw Error(ErrorKind::Device, "PCIe measurement: built without CUDA");
+}
 }  // namespace tf::cuda

@@ -18,8 +18,6 @@ SampleType sample_type(PixelType t) {
   return SampleType::U8;
 }
 
-float max_value(PixelType t) { return t == PixelType::U8 ? 255.0f : t == PixelType::U16 ? 65535.0f : 0.0f; }
-
 std::size_t region_bytes(const Rect& r, std::size_t pixel_bytes) {
   return device_pitch(r.width, pixel_bytes) * static_cast<std::size_t>(r.height);
 }
@@ -86,14 +84,14 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     const Stage& stage = chain[s];
     DeviceRegion out{buffers.stage[s % 2].data(), device_pitch(sp.computed.width, ps)};
     ConvArgs a;
-    a.in = {in.data, in.pitch, maps + sp.xmap, maps + sp.ymap, sp.plane.width, sp.plane.height, fill};
+    a.in = {in.data, in.pitch, maps + sp.xmap, maps + sp.ymap, sp.plane.width, sp.plane.height, fill,
+            sp.x_span.lo, sp.x_span.hi, sp.x_span.shift, sp.y_span.lo, sp.y_span.hi, sp.y_span.shift};
     a.out = out.data;
     a.out_pitch = out.pitch;
     a.scratch = buffers.scratch.as<float>();
     a.scratch_pitch = device_pitch(sp.computed.width, sizeof(float) * format.channels);
     a.width = sp.computed.width;
     a.height = sp.computed.height;
-    a.max_value = max_value(format.type);
     // A single stage uses its first convolution (as cpu::apply_stage does); magnitude its two.
     const std::size_t convs = stage.combine == Combine::Magnitude ? 2 : 1;
     for (std::size_t c = 0; c < convs; ++c) {

@@ -53,56 +53,127 @@ template <int C> __device__ __forceinline__ float channel(const Px<C>& p, int c)
 
 // Raw pixels as stored in a buffer, loaded with one vector access where alignment allows.
 template <int C, typename T> struct Raw { T v[C]; };
+template <> struct Raw<4, std::uint8_t> { unsigned int p; };
+template <> struct Raw<4, std::uint16_t> { uint2 p; };
+template <> struct Raw<4, float> { float4 p; };
+// Registers one Raw takes (sizes the prefetch batches).
+template <int C, typename T> constexpr int raw_regs() { return C == 4 ? static_cast<int>((sizeof(T) * 4 + 3) / 4) : C; }
 
 template <int C, typename T>
 __device__ __forceinline__ Raw<C, T> load_raw(const unsigned char* row, int x) {
   Raw<C, T> r;
-  const T* p = reinterpret_cast<const T*>(row) + static_cast<std::size_t>(x) * C;
-  if constexpr (C == 4 && sizeof(T) == 1) {
-    const uchar4 u = __ldg(reinterpret_cast<const uchar4*>(p));
-    r.v[0] = u.x; r.v[1] = u.y; r.v[2] = u.z; r.v[3] = u.w;
-  } else if constexpr (C == 4 && sizeof(T) == 2) {
-    const ushort4 u = __ldg(reinterpret_cast<const ushort4*>(p));
-    r.v[0] = u.x; r.v[1] = u.y; r.v[2] = u.z; r.v[3] = u.w;
-  } else if constexpr (C == 4) {
-    const float4 u = __ldg(reinterpret_cast<const float4*>(p));
-    r.v[0] = u.x; r.v[1] = u.y; r.v[2] = u.z; r.v[3] = u.w;
-  } else {
+  if constexpr (C == 4 && sizeof(T) == 1) r.p = __ldg(reinterpret_cast<const unsigned int*>(row) + x);
+  else if constexpr (C == 4 && sizeof(T) == 2) r.p = __ldg(reinterpret_cast<const uint2*>(row) + x);
+  else if constexpr (C == 4) r.p = __ldg(reinterpret_cast<const float4*>(row) + x);
+  else {
+    const T* p = reinterpret_cast<const T*>(row) + static_cast<std::size_t>(x) * C;
 #pragma unroll
     for (int c = 0; c < C; ++c) r.v[c] = __ldg(p + c);
   }
   return r;
 }
 
-template <int C, typename T> __device__ __forceinline__ Px<C> to_px(const Raw<C, T>& r) {
-  if constexpr (C == 1) return static_cast<float>(r.v[0]);
+// The constant border value as a raw pixel (it is already quantized to the type, so exact).
+template <int C, typename T> __device__ __forceinline__ Raw<C, T> fill_raw(float f) {
+  Raw<C, T> r;
+  if constexpr (C == 4 && sizeof(T) == 1) r.p = static_cast<unsigned int>(f) * 0x01010101u;
+  else if constexpr (C == 4 && sizeof(T) == 2) {
+    const unsigned int h = static_cast<unsigned int>(f);
+    r.p = make_uint2(h | h << 16, h | h << 16);
+  } else if constexpr (C == 4) r.p = make_float4(f, f, f, f);
   else
-    return make_float4(static_cast<float>(r.v[0]), static_cast<float>(r.v[1]), static_cast<float>(r.v[2]),
-                       C == 4 ? static_cast<float>(r.v[3]) : 0.0f);
+#pragma unroll
+    for (int c = 0; c < C; ++c) r.v[c] = static_cast<T>(f);
+  return r;
 }
 
-// Round to nearest-even and saturate, written as core's std::min(std::max(std::rint(v), 0), hi).
-__device__ __forceinline__ float quantize(float v, float hi) {
-  v = rintf(v);
-  v = v < 0.0f ? 0.0f : v;
-  return hi < v ? hi : v;
+// Integer samples to float without the (quarter-rate) conversion unit: the sample's bits placed
+// under the exponent of 2^23 give the float 2^23 + v exactly; subtracting 2^23 leaves v.
+constexpr unsigned int kTwo23Bits = 0x4B000000u;
+__device__ __forceinline__ float from_bits_2_23(unsigned int bits) { return __uint_as_float(bits) - 8388608.0f; }
+template <int Byte> __device__ __forceinline__ float u8_at(unsigned int packed) {
+  return from_bits_2_23(__byte_perm(packed, kTwo23Bits, 0x7540 | Byte));
+}
+template <int Half> __device__ __forceinline__ float u16_at(unsigned int packed) {
+  return from_bits_2_23(__byte_perm(packed, kTwo23Bits, Half ? 0x7432 : 0x7410));
+}
+template <typename T> __device__ __forceinline__ float sample_to_float(T v) {
+  if constexpr (sizeof(T) == 4) return v;
+  else return from_bits_2_23(kTwo23Bits | static_cast<unsigned int>(v));
 }
 
-template <typename T> __device__ __forceinline__ T to_sample(float v) {
-  if constexpr (sizeof(T) == 1) return static_cast<T>(__float2uint_rz(v));
-  else if constexpr (sizeof(T) == 2) return static_cast<T>(__float2uint_rz(v));
-  else return v;
+template <int C, typename T> __device__ __forceinline__ Px<C> to_px(const Raw<C, T>& r) {
+  if constexpr (C == 4 && sizeof(T) == 1) return make_float4(u8_at<0>(r.p), u8_at<1>(r.p), u8_at<2>(r.p), u8_at<3>(r.p));
+  else if constexpr (C == 4 && sizeof(T) == 2)
+    return make_float4(u16_at<0>(r.p.x), u16_at<1>(r.p.x), u16_at<0>(r.p.y), u16_at<1>(r.p.y));
+  else if constexpr (C == 4) return r.p;
+  else if constexpr (C == 1) return sample_to_float(r.v[0]);
+  else return make_float4(sample_to_float(r.v[0]), sample_to_float(r.v[1]), sample_to_float(r.v[2]), 0.0f);
 }
 
-// The epilogue: what one output pixel becomes (see Epilogue).
+// Quantization of an integer output: core's std::min(std::max(std::rint(v), 0), hi), computed as
+// clamp then round (the same value for every v: rounding cannot cross 0 or hi the other way) and
+// rounded by adding 1.5 * 2^23, whose ulp is 1, so the add rounds to nearest-even. The result's low
+// 16 bits are the integer. Full-rate instructions only (rintf and float->int are quarter-rate).
+template <typename T> __device__ __forceinline__ unsigned int quantized_bits(float v) {
+  constexpr float hi = sizeof(T) == 1 ? 255.0f : 65535.0f;
+  const float q = fminf(fmaxf(v, 0.0f), hi);
+  return __float_as_uint(q + 12582912.0f);
+}
+
+// One output pixel, packed as stored.
+template <int C, typename T> struct Out { T v[C]; };
+template <> struct Out<4, std::uint8_t> { unsigned int p; };
+template <> struct Out<4, std::uint16_t> { uint2 p; };
+template <> struct Out<4, float> { float4 p; };
+
+template <int C, typename T> __device__ __forceinline__ Out<C, T> pack(const float (&o)[C]) {
+  Out<C, T> r;
+  if constexpr (C == 4 && sizeof(T) == 1) {
+    const unsigned int t0 = quantized_bits<T>(o[0]), t1 = quantized_bits<T>(o[1]), t2 = quantized_bits<T>(o[2]),
+                       t3 = quantized_bits<T>(o[3]);
+    r.p = __byte_perm(__byte_perm(t0, t1, 0x0040), __byte_perm(t2, t3, 0x0040), 0x5410);
+  } else if constexpr (C == 4 && sizeof(T) == 2) {
+    r.p = make_uint2(__byte_perm(quantized_bits<T>(o[0]), quantized_bits<T>(o[1]), 0x5410),
+                     __byte_perm(quantized_bits<T>(o[2]), quantized_bits<T>(o[3]), 0x5410));
+  } else if constexpr (C == 4) {
+    r.p = make_float4(o[0], o[1], o[2], o[3]);
+  } else {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      if constexpr (sizeof(T) == 4) r.v[c] = o[c];
+      else r.v[c] = static_cast<T>(quantized_bits<T>(o[c]) & (sizeof(T) == 1 ? 0xFFu : 0xFFFFu));
+    }
+  }
+  return r;
+}
+
+template <int C, typename T> __device__ __forceinline__ T* out_at(const ConvArgs& a, int x, int y) {
+  return reinterpret_cast<T*>(static_cast<unsigned char*>(a.out) + static_cast<std::size_t>(y) * a.out_pitch) +
+         static_cast<std::size_t>(x) * C;
+}
+template <int C> __device__ __forceinline__ float* scratch_at(const ConvArgs& a, int x, int y) {
+  return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(a.scratch) + static_cast<std::size_t>(y) * a.scratch_pitch) +
+         static_cast<std::size_t>(x) * C;
+}
+
+template <int C, typename T> __device__ __forceinline__ void put(T* d, const Out<C, T>& p) {
+  if constexpr (C == 4 && sizeof(T) == 1) *reinterpret_cast<unsigned int*>(d) = p.p;
+  else if constexpr (C == 4 && sizeof(T) == 2) *reinterpret_cast<uint2*>(d) = p.p;
+  else if constexpr (C == 4) *reinterpret_cast<float4*>(d) = p.p;
+  else
+#pragma unroll
+    for (int c = 0; c < C; ++c) d[c] = p.v[c];
+}
+
+// The epilogue of one output pixel (see Epilogue).
 template <int C, typename T>
 __device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C>& v) {
   float o[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) o[c] = channel<C>(v, c);
   if (a.epilogue == Epilogue::StoreFloat) {
-    float* s = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(a.scratch) + static_cast<std::size_t>(y) * a.scratch_pitch) +
-               static_cast<std::size_t>(x) * C;
+    float* s = scratch_at<C>(a, x, y);
     if constexpr (C == 4) *reinterpret_cast<float4*>(s) = v;
     else
 #pragma unroll
@@ -110,80 +181,263 @@ __device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C
     return;
   }
   if (a.epilogue == Epilogue::Magnitude) {
-    const float* s = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(a.scratch) +
-                                                    static_cast<std::size_t>(y) * a.scratch_pitch) +
-                     static_cast<std::size_t>(x) * C;
+    const float* s = scratch_at<C>(a, x, y);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const float first = s[c];
       o[c] = sqrtf(fmaf(first, first, __fmul_rn(o[c], o[c])));
     }
   }
-  if (a.max_value > 0.0f) {
+  put<C, T>(out_at<C, T>(a, x, y), pack<C, T>(o));
+}
+
+template <int C> __device__ __forceinline__ void channels(const Px<C>& v, float (&o)[C]) {
 #pragma unroll
-    for (int c = 0; c < C; ++c) o[c] = quantize(o[c], a.max_value);
-  }
-  T* d = reinterpret_cast<T*>(static_cast<unsigned char*>(a.out) + static_cast<std::size_t>(y) * a.out_pitch) +
-         static_cast<std::size_t>(x) * C;
-  if constexpr (C == 4 && sizeof(T) == 1) {
-    *reinterpret_cast<uchar4*>(d) = make_uchar4(to_sample<T>(o[0]), to_sample<T>(o[1]), to_sample<T>(o[2]), to_sample<T>(o[3]));
-  } else if constexpr (C == 4 && sizeof(T) == 2) {
-    *reinterpret_cast<ushort4*>(d) = make_ushort4(to_sample<T>(o[0]), to_sample<T>(o[1]), to_sample<T>(o[2]), to_sample<T>(o[3]));
-  } else if constexpr (C == 4) {
-    *reinterpret_cast<float4*>(d) = make_float4(o[0], o[1], o[2], o[3]);
-  } else {
+  for (int c = 0; c < C; ++c) o[c] = channel<C>(v, c);
+}
+
+// R pixels of one column, rows y0.. (those below y_end): one address computation for all of them.
+template <int C, typename T>
+__device__ __forceinline__ void emit_column(const ConvArgs& a, int x, int y0, int y_end, const Px<C> (&v)[R]) {
+  if (a.epilogue == Epilogue::Store) {
+    unsigned char* row = reinterpret_cast<unsigned char*>(out_at<C, T>(a, x, y0));
 #pragma unroll
-    for (int c = 0; c < C; ++c) d[c] = to_sample<T>(o[c]);
+    for (int j = 0; j < R; ++j) {
+      if (y0 + j < y_end) {
+        float o[C];
+        channels<C>(v[j], o);
+        put<C, T>(reinterpret_cast<T*>(row), pack<C, T>(o));
+      }
+      row += a.out_pitch;
+    }
+    return;
   }
+#pragma unroll
+  for (int j = 0; j < R; ++j)
+    if (y0 + j < y_end) emit<C, T>(a, x, y0 + j, v[j]);
+}
+
+// A run of R pixels of one row starting at x0: 16-byte stores when the whole run is inside.
+template <int C, typename T>
+__device__ __forceinline__ void emit_run(const ConvArgs& a, int x0, int y, const Px<C> (&v)[R]) {
+  if (y >= a.height) return;
+  if constexpr (C == 4 && sizeof(T) <= 2) {
+    if (a.epilogue == Epilogue::Store && x0 + R <= a.width) {
+      Out<C, T> p[R];
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const float o[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+        p[i] = pack<C, T>(o);
+      }
+      uint4* d = reinterpret_cast<uint4*>(out_at<C, T>(a, x0, y));
+      if constexpr (sizeof(T) == 1) {
+#pragma unroll
+        for (int q = 0; q < R / 4; ++q) d[q] = make_uint4(p[4 * q].p, p[4 * q + 1].p, p[4 * q + 2].p, p[4 * q + 3].p);
+      } else {
+#pragma unroll
+        for (int q = 0; q < R / 2; ++q) d[q] = make_uint4(p[2 * q].p.x, p[2 * q].p.y, p[2 * q + 1].p.x, p[2 * q + 1].p.y);
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    if (x0 + i < a.width) emit<C, T>(a, x0 + i, y, v[i]);
 }
 
 // Column c of a staged row is stored at c, or at c + c/8 for the 2-D kernel's padded layout (which
 // keeps 8 lanes of two rows and four runs on distinct banks).
 template <bool Pad> __device__ __forceinline__ int phys(int c) { return Pad ? c + (c >> 3) : c; }
 
-// Copies plane rows [row0, row0 + rows) x the block's `cols` columns (their buffer columns in `sx`:
-// >= 0 a column, -1 the fill value, -2 outside the plane) into shared memory as float pixels.
-// Each warp takes 8 rows at a time so that 8 independent loads per thread are in flight.
-template <int C, typename T, bool Pad>
-__device__ __forceinline__ void stage_input(Px<C>* st, int sw, const int* sx, int rows, int cols, int row0,
-                                           const ConvArgs& a) {
-  constexpr int B = 8;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const unsigned char* base = static_cast<const unsigned char*>(a.in.data);
-  const Px<C> fill = splat<C>(a.in.fill), zero = splat<C>(0.0f);
-  for (int r0 = warp; r0 < rows; r0 += 4 * B) {
-    int by[B];
-#pragma unroll
-    for (int b = 0; b < B; ++b) {
-      const int r = r0 + 4 * b, pr = row0 + r;
-      by[b] = r >= rows ? -3 : (pr >= 0 && pr < a.in.height) ? __ldg(a.in.ymap + pr) : -2;
+// Stages plane rows [row0, row0 + rows) x the block's `cols` columns (their buffer columns in `sx`,
+// -1 = the fill value) into shared memory as float pixels. Element e = (row, col) in row-major
+// order belongs to thread e mod 128 (coalesced loads); issue() starts the loads of a thread's first
+// NB elements into registers (so they can fly while the block computes), store() converts and
+// writes them, loading any further ones in batches of NB.
+template <int C, typename T, bool Pad, int NB>
+struct Stager {
+  Raw<C, T> raw[NB];
+
+  struct Cursor {
+    int r, c, dr, dc;
+    __device__ __forceinline__ Cursor(int cols) {
+      r = threadIdx.x / cols;
+      c = threadIdx.x - r * cols;
+      dr = S::threads / cols;
+      dc = S::threads - dr * cols;
     }
-    for (int c = lane; c < cols; c += 32) {
-      const int bx = sx[c];
-      Raw<C, T> raw[B];
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        raw[b] = Raw<C, T>{};
-        if (by[b] >= 0 && bx >= 0) raw[b] = load_raw<C, T>(base + static_cast<std::size_t>(by[b]) * a.in.pitch, bx);
+    __device__ __forceinline__ void advance(int cols) {
+      c += dc;
+      r += dr;
+      if (c >= cols) {
+        c -= cols;
+        ++r;
       }
+    }
+  };
+
+  __device__ __forceinline__ static Raw<C, T> fetch(const ConvArgs& a, const int* sx, int rows, int row0, const Cursor& at,
+                                                    const Raw<C, T>& fill) {
+    Raw<C, T> v = fill;
+    if (at.r < rows) {
+      const int pr = row0 + at.r;
+      const int by = pr < a.in.height ? __ldg(a.in.ymap + pr) : -1;
+      const int bx = sx[at.c];
+      if (by >= 0 && bx >= 0)
+        v = load_raw<C, T>(static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(by) * a.in.pitch, bx);
+    }
+    return v;
+  }
+
+  __device__ __forceinline__ void issue(const ConvArgs& a, const int* sx, int rows, int cols, int row0,
+                                        const Raw<C, T>& fill) {
+    Cursor at(cols);
 #pragma unroll
-      for (int b = 0; b < B; ++b) {
-        if (by[b] == -3) continue;
-        Px<C> v;
-        if (by[b] == -2 || bx == -2) v = zero;
-        else if (by[b] == -1 || bx == -1) v = fill;
-        else v = to_px<C, T>(raw[b]);
-        st[(r0 + 4 * b) * sw + phys<Pad>(c)] = v;
+    for (int i = 0; i < NB; ++i) {
+      raw[i] = fetch(a, sx, rows, row0, at, fill);
+      at.advance(cols);
+    }
+  }
+
+  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols, int row0,
+                                        const Raw<C, T>& fill) {
+    Cursor at(cols);
+    const int per_thread = (rows * cols + S::threads - 1) / S::threads;  // the most elements a thread has
+    for (int batch = 0;; batch += NB) {
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        if (at.r < rows) st[at.r * sw + phys<Pad>(at.c)] = to_px<C, T>(raw[i]);
+        at.advance(cols);
+      }
+      if (batch + NB >= per_thread) break;  // usually the first batch was all
+      Cursor ahead = at;
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        raw[i] = fetch(a, sx, rows, row0, ahead, fill);
+        ahead.advance(cols);
       }
     }
   }
-}
+};
 
-// The block's plane columns [col0, col0 + cols) mapped to buffer columns.
+// The fast path of staging, for chunks whose rows and columns all map to the buffer by a plain
+// shift (every block away from the image edges): no map lookups, no fill checks. Columns [0, 32)
+// go one per lane, 4 rows apart per warp; the halo columns [32, cols) are spread over all threads.
+template <int C, typename T, bool Pad, int MainRegs, int HaloRegs>
+struct AffineStager {
+  static constexpr int kMain = MainRegs / raw_regs<C, T>() >= 8 ? 8 : (MainRegs / raw_regs<C, T>() < 1 ? 1 : MainRegs / raw_regs<C, T>());
+  static constexpr int kHalo = HaloRegs / raw_regs<C, T>() < 1 ? 1 : HaloRegs / raw_regs<C, T>();
+  Raw<C, T> main[kMain], halo[kHalo];
+
+  struct HaloCursor {
+    int r, c, dr, dc, extra;
+    __device__ __forceinline__ HaloCursor(int cols, int first) : extra(cols - S::block_width) {
+      r = first / extra;
+      c = first - r * extra;
+      dr = S::threads / extra;
+      dc = S::threads - dr * extra;
+    }
+    __device__ __forceinline__ void advance() {
+      c += dc;
+      r += dr;
+      if (c >= extra) {
+        c -= extra;
+        ++r;
+      }
+    }
+  };
+
+  __device__ __forceinline__ void issue(int rows, int cols, const unsigned char* p0, std::size_t pitch) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < kMain; ++i) {
+      const int r = warp + 4 * i;
+      if (r < rows) main[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(r) * pitch, lane);
+    }
+    if (cols > S::block_width) {
+      HaloCursor at(cols, threadIdx.x);
+#pragma unroll
+      for (int i = 0; i < kHalo; ++i) {
+        if (at.r < rows) halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(at.r) * pitch, S::block_width + at.c);
+        at.advance();
+      }
+    }
+  }
+
+  __device__ __forceinline__ void store(Px<C>* st, int sw, int rows, int cols, const unsigned char* p0, std::size_t pitch) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < kMain; ++i) {
+      const int r = warp + 4 * i;
+      if (r < rows) st[r * sw + phys<Pad>(lane)] = to_px<C, T>(main[i]);
+    }
+    for (int r0 = warp + 4 * kMain; r0 < rows; r0 += 4 * kMain) {  // rows beyond the first batch
+#pragma unroll
+      for (int i = 0; i < kMain; ++i) {
+        const int r = r0 + 4 * i;
+        if (r < rows) main[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(r) * pitch, lane);
+      }
+#pragma unroll
+      for (int i = 0; i < kMain; ++i) {
+        const int r = r0 + 4 * i;
+        if (r < rows) st[r * sw + phys<Pad>(lane)] = to_px<C, T>(main[i]);
+      }
+    }
+    if (cols > S::block_width) {
+      HaloCursor at(cols, threadIdx.x);
+      for (;;) {
+#pragma unroll
+        for (int i = 0; i < kHalo; ++i) {
+          if (at.r < rows) st[at.r * sw + phys<Pad>(S::block_width + at.c)] = to_px<C, T>(halo[i]);
+          at.advance();
+        }
+        if (__syncthreads_or(at.r < rows) == 0) break;  // uniform; wide kernels need more batches
+        HaloCursor ahead = at;
+#pragma unroll
+        for (int i = 0; i < kHalo; ++i) {
+          if (ahead.r < rows) halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(ahead.r) * pitch, S::block_width + ahead.c);
+          ahead.advance();
+        }
+      }
+    }
+  }
+};
+
+template <int C, typename T> constexpr int kSepBatch = 12 / raw_regs<C, T>() < 1 ? 1 : 12 / raw_regs<C, T>();
+template <int C, typename T> constexpr int kGeneralBatch = 6 / raw_regs<C, T>() < 1 ? 1 : 6 / raw_regs<C, T>();
+
+// Stages one chunk of rows by the fast path when the block's columns (`columns_shift`) and the
+// chunk's rows map by a plain shift, else through the maps.
+template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs>
+struct ChunkStager {
+  Stager<C, T, Pad, NB> mapped;
+  AffineStager<C, T, Pad, MainRegs, HaloRegs> shifted;
+  bool fast = false;
+  const unsigned char* p0 = nullptr;
+
+  __device__ __forceinline__ void issue(const ConvArgs& a, const int* sx, int rows, int cols, int row0, int col0,
+                                        bool columns_shift, const Raw<C, T>& fill) {
+    fast = columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi;
+    if (fast) {
+      p0 = static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(row0 + a.in.y_shift) * a.in.pitch +
+           static_cast<std::size_t>(col0 + a.in.x_shift) * sizeof(T) * C;
+      shifted.issue(rows, cols, p0, a.in.pitch);
+    } else {
+      mapped.issue(a, sx, rows, cols, row0, fill);
+    }
+  }
+  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols, int row0,
+                                        const Raw<C, T>& fill) {
+    if (fast) shifted.store(st, sw, rows, cols, p0, a.in.pitch);
+    else mapped.store(st, sw, a, sx, rows, cols, row0, fill);
+  }
+};
+
+// The block's plane columns [col0, col0 + cols) mapped to buffer columns (-1: the fill value).
 __device__ __forceinline__ void stage_columns(int* sx, int cols, int col0, const ConvArgs& a) {
   for (int c = threadIdx.x; c < cols; c += S::threads) {
     const int pc = col0 + c;
-    sx[c] = pc >= 0 && pc < a.in.width ? __ldg(a.in.xmap + pc) : -2;
+    sx[c] = pc < a.in.width ? __ldg(a.in.xmap + pc) : -1;
   }
 }
 
@@ -235,24 +489,30 @@ __device__ __forceinline__ void slide(Px<C> (&acc0)[R], Px<C> (&acc1)[R], int K,
 struct SepLayout {
   int cols, sw, rb, stage_rows;
   static constexpr int ring_stride = S::block_width + 1;  // odd: row-pass stores of 8 rows hit distinct banks
-  __host__ __device__ SepLayout(int kw, int kh, int stage) : cols(S::block_width + kw - 1), sw(cols | 1), rb(S::block_width + kh - 1), stage_rows(stage) {}
+  static constexpr int mirror = R;                         // ring rows [0, 8) are also kept at [rb, rb + 8)
+  __host__ __device__ SepLayout(int kw, int kh, int stage)
+      : cols(S::block_width + kw - 1), sw(cols | 1), rb((S::sep_step_rows + kh - 1 + R - 1) / R * R), stage_rows(stage) {}
   __host__ __device__ std::size_t bytes(std::size_t px, int kw, int kh) const {
-    return (static_cast<std::size_t>(stage_rows) * sw + static_cast<std::size_t>(rb) * ring_stride) * px +
+    return (static_cast<std::size_t>(stage_rows) * sw + static_cast<std::size_t>(rb + mirror) * ring_stride) * px +
            static_cast<std::size_t>(kw + kh + cols) * 4 + 16;
   }
 };
 
 // Separable convolution. Block (bx, seg) computes region columns [32 bx, 32 bx + 32) of rows
-// [seg * rows_per_block, ...): a row pass over staged input rows fills a ring of float32 rows
-// (tmp row g <-> plane row origin_y + g), and each 32-row step's column pass reads the ring.
+// [seg * rows_per_block, ...). Staged input rows go through the row pass into a ring of float32
+// rows (tmp row g <-> plane row origin_y + g, ring slot g mod rb), and each 32-row step's column
+// pass reads the ring. The ring size is a multiple of 8 and its first 8 rows are mirrored past its
+// end, so a column-pass window (8-row aligned groups of up to 15 rows) never wraps: every load is
+// a fixed offset from one base per 8 taps. The next chunk's global loads are issued before the
+// current chunk's row and column passes, so their latency hides behind this block's own work.
 template <int C, typename T>
-__global__ void __launch_bounds__(S::threads) separable_kernel(const ConvArgs a, int stage_rows) {
+__global__ void __launch_bounds__(S::threads, 4) separable_kernel(const ConvArgs a, int stage_rows) {
   extern __shared__ float4 smem4[];
   const int kw = a.kw, kh = a.kh;
   const SepLayout L(kw, kh, stage_rows);
   Px<C>* st = reinterpret_cast<Px<C>*>(smem4);
   Px<C>* ring = st + static_cast<std::size_t>(L.stage_rows) * L.sw;
-  float* taps = reinterpret_cast<float*>(ring + static_cast<std::size_t>(L.rb) * SepLayout::ring_stride);
+  float* taps = reinterpret_cast<float*>(ring + static_cast<std::size_t>(L.rb + SepLayout::mirror) * SepLayout::ring_stride);
   int* sx = reinterpret_cast<int*>(taps + kw + kh);
 
   const int bx = blockIdx.x * S::block_width;
@@ -260,52 +520,69 @@ __global__ void __launch_bounds__(S::threads) separable_kernel(const ConvArgs a,
   const int y_end = min(a.height, y_begin + a.rows_per_block);
   for (int i = threadIdx.x; i < kw + kh; i += S::threads) taps[i] = __ldg(a.taps + i);
   stage_columns(sx, L.cols, a.origin_x + bx, a);
+  const Raw<C, T> fill = fill_raw<C, T>(a.in.fill);
   __syncthreads();
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int rp_row = warp * 8 + (lane & 7), rp_x = (lane >> 3) * R;  // row pass: 8 rows a warp, 4 runs a row
-  int next = y_begin;  // next tmp row to compute
-  for (int y = y_begin; y < y_end; y += S::sep_step_rows) {
-    const int need = min(y + S::sep_step_rows, y_end) + kh - 1;
-    while (next < need) {
-      const int n = min(L.stage_rows, need - next);
-      stage_input<C, T, false>(st, L.sw, sx, n, L.cols, a.origin_y + next, a);
-      __syncthreads();
-      if (rp_row < n) {
-        Px<C> acc[R];
-#pragma unroll
-        for (int i = 0; i < R; ++i) acc[i] = splat<C>(0.0f);
-        const Px<C>* src = st + rp_row * L.sw + rp_x;
-        slide<C, true, false>(acc, acc, kw, taps, taps, [src](int k, int j) { return src[k + j]; });
-        Px<C>* dst = ring + ((next + rp_row) % L.rb) * SepLayout::ring_stride + rp_x;
-#pragma unroll
-        for (int i = 0; i < R; ++i) dst[i] = acc[i];
-      }
-      __syncthreads();
-      next += n;
+  // Output step y needs tmp rows up to need(y); chunks of at most stage_rows rows fill them in order.
+  auto need = [&](int y) { return min(y + S::sep_step_rows, y_end) + kh - 1; };
+  const int col0 = a.origin_x + bx;
+  const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
+  ChunkStager<C, T, false, kSepBatch<C, T>, 16, 8> stager;
+  int y = y_begin, next = y_begin;
+  int n = min(L.stage_rows, need(y) - next);
+  stager.issue(a, sx, n, L.cols, a.origin_y + next, col0, columns_shift, fill);
+  for (;;) {
+    stager.store(st, L.sw, a, sx, n, L.cols, a.origin_y + next, fill);
+    __syncthreads();
+    // Prefetch the following chunk (for this step, or the next one when this chunk completes it).
+    const int after = next + n;
+    const int fy = after >= need(y) ? y + S::sep_step_rows : y;
+    int fn = 0;
+    if (fy < y_end) {
+      fn = min(L.stage_rows, need(fy) - after);
+      stager.issue(a, sx, fn, L.cols, a.origin_y + after, col0, columns_shift, fill);
     }
-    // Column pass: warp w computes rows y + 8w .. y + 8w + 7 at column `lane`.
-    const int y0 = y + warp * R;
-    if (y0 < y_end) {
+    if (rp_row < n) {
       Px<C> acc[R];
 #pragma unroll
       for (int i = 0; i < R; ++i) acc[i] = splat<C>(0.0f);
-      const int rb = L.rb;
-      const int s0 = y0 % rb;
-      const Px<C>* col = ring + lane;
-      slide<C, true, false>(acc, acc, kh, taps + kw, taps + kw, [col, s0, rb](int k, int j) {
-        int s = s0 + (k % rb) + j;  // k % rb: k is a small multiple of 8, the modulo is uniform
-        s = s >= rb ? s - rb : s;
-        s = s >= rb ? s - rb : s;
-        return col[s * SepLayout::ring_stride];
-      });
-      const int x = bx + lane;
-      if (x < a.width) {
+      const Px<C>* src = st + rp_row * L.sw + rp_x;
+      slide<C, true, false>(acc, acc, kw, taps, taps, [src](int k, int j) { return src[k + j]; });
+      const int slot = (next + rp_row) % L.rb;
+      Px<C>* dst = ring + slot * SepLayout::ring_stride + rp_x;
 #pragma unroll
-        for (int j = 0; j < R; ++j)
-          if (y0 + j < y_end) emit<C, T>(a, x, y0 + j, acc[j]);
+      for (int i = 0; i < R; ++i) dst[i] = acc[i];
+      if (slot < SepLayout::mirror) {
+        Px<C>* copy = dst + L.rb * SepLayout::ring_stride;
+#pragma unroll
+        for (int i = 0; i < R; ++i) copy[i] = acc[i];
       }
     }
+    __syncthreads();
+    next = after;
+    if (next >= need(y)) {
+      // Column pass: warp w computes rows y + 8w .. y + 8w + 7 at column `lane`.
+      const int y0 = y + warp * R;
+      if (y0 < y_end) {
+        Px<C> acc[R];
+#pragma unroll
+        for (int i = 0; i < R; ++i) acc[i] = splat<C>(0.0f);
+        const int rb = L.rb, s0 = y0 % rb;  // a multiple of 8, as y0 and rb are
+        const Px<C>* col = ring + lane;
+        slide<C, true, false>(acc, acc, kh, taps + kw, taps + kw, [col, s0, rb](int k, int j) {
+          int b = s0 + k;  // k < kh + 8 <= rb + 8: one wrap at most, and b stays a multiple of 8
+          b = b >= rb ? b - rb : b;
+          return col[(b + j) * SepLayout::ring_stride];
+        });
+        const int x = bx + lane;
+        if (x < a.width) emit_column<C, T>(a, x, y0, y_end, acc);
+      }
+      y += S::sep_step_rows;
+      if (y >= y_end) break;
+    }
+    n = fn;
   }
 }
 
@@ -325,7 +602,7 @@ struct GeneralLayout {
 // a thread computes a run of 8 pixels in two adjacent rows. Kernel rows are taken in chunks of
 // `chunk` (all of them when they fit), so accumulators carry over between chunks in order.
 template <int C, typename T>
-__global__ void __launch_bounds__(S::threads) general_kernel(const ConvArgs a) {
+__global__ void __launch_bounds__(S::threads, 4) general_kernel(const ConvArgs a) {
   extern __shared__ float4 smem4[];
   const int kw = a.kw, kh = a.kh;
   const GeneralLayout L(kw, a.taps_per_chunk_rows);
@@ -337,6 +614,9 @@ __global__ void __launch_bounds__(S::threads) general_kernel(const ConvArgs a) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int tx = lane & 3, pair = warp * 8 + (lane >> 2);
   stage_columns(sx, L.cols, a.origin_x + bx, a);
+  const Raw<C, T> fill = fill_raw<C, T>(a.in.fill);
+  const int col0 = a.origin_x + bx;
+  const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
 
   Px<C> acc0[R], acc1[R];
 #pragma unroll
@@ -345,35 +625,23 @@ __global__ void __launch_bounds__(S::threads) general_kernel(const ConvArgs a) {
   for (int ky0 = 0; ky0 < kh; ky0 += L.chunk) {
     const int kc = min(L.chunk, kh - ky0);
     __syncthreads();  // the previous chunk is done with st and taps (and sx is written)
-    stage_input<C, T, true>(st, L.sw, sx, S::general_rows + kc - 1, L.cols, a.origin_y + by + ky0, a);
+    const int rows = S::general_rows + kc - 1, row0 = a.origin_y + by + ky0;
+    ChunkStager<C, T, true, kGeneralBatch<C, T>, 8, 4> stager;
+    stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
     for (int i = threadIdx.x; i < kc * kw; i += S::threads) taps[i] = __ldg(a.taps + static_cast<std::size_t>(ky0) * kw + i);
+    stager.store(st, L.sw, a, sx, rows, L.cols, row0, fill);
     __syncthreads();
     // Staged row 2*pair + q feeds output row 0 with kernel row q and output row 1 with row q - 1.
     const Px<C>* mine = st + 2 * pair * L.sw + 9 * tx;
-    {
-      const Px<C>* src = mine;
-      slide<C, true, false>(acc0, acc1, kw, taps, taps, [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; });
-    }
-    for (int q = 1; q < kc; ++q) {
-      const Px<C>* src = mine + q * L.sw;
-      slide<C, true, true>(acc0, acc1, kw, taps + q * kw, taps + (q - 1) * kw,
-                           [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; });
-    }
-    {
-      const Px<C>* src = mine + kc * L.sw;
-      slide<C, false, true>(acc0, acc1, kw, taps, taps + (kc - 1) * kw,
-                            [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; });
-    }
+    auto window = [](const Px<C>* src) { return [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; }; };
+    slide<C, true, false>(acc0, acc1, kw, taps, taps, window(mine));
+    for (int q = 1; q < kc; ++q)
+      slide<C, true, true>(acc0, acc1, kw, taps + q * kw, taps + (q - 1) * kw, window(mine + q * L.sw));
+    slide<C, false, true>(acc0, acc1, kw, taps, taps + (kc - 1) * kw, window(mine + kc * L.sw));
   }
-  const int y = by + 2 * pair;
-  const int x0 = bx + tx * R;
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-    const int x = x0 + i;
-    if (x >= a.width) break;
-    if (y < a.height) emit<C, T>(a, x, y, acc0[i]);
-    if (y + 1 < a.height) emit<C, T>(a, x, y + 1, acc1[i]);
-  }
+  const int y = by + 2 * pair, x0 = bx + tx * R;
+  emit_run<C, T>(a, x0, y, acc0);
+  emit_run<C, T>(a, x0, y + 1, acc1);
 }
 
 void check_launch(const char* what) {

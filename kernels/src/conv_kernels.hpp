@@ -34,6 +34,9 @@ struct PlaneArgs {
   const int* ymap = nullptr;
   int width = 0, height = 0;
   float fill = 0;
+  // The longest spans where the maps are a plain shift (xmap[i] = i + x_shift for x_lo <= i < x_hi,
+  // likewise y): blocks that stay inside them load without looking at the maps.
+  int x_lo = 0, x_hi = 0, x_shift = 0, y_lo = 0, y_hi = 0, y_shift = 0;
 };
 
 struct ConvArgs {
@@ -49,14 +52,14 @@ struct ConvArgs {
   int kw = 1, kh = 1;
   const float* taps = nullptr;  // separable: kw row taps then kh column taps; 2-D: kh rows of kw
   Epilogue epilogue = Epilogue::Store;
-  float max_value = 0;  // 255 or 65535: quantize; 0: float output, no quantization
   int rows_per_block = 0;  // separable kernels: output rows one block walks down (set by the launcher)
   int taps_per_chunk_rows = 0;  // 2-D kernels: kernel rows staged at once (set by the launcher)
 };
 
 // Launch shapes. Both kernels run 128 threads; a thread owns 8 consecutive output pixels of a row
 // (2-D: of two rows), each pixel a float4 (float for one channel), so every shared-memory load
-// feeds 32-64 fused multiply-adds. Numbers measured on an H200 are in docs/performance.md.
+// feeds 32-64 fused multiply-adds. Integer outputs are quantized (u8: 0..255, u16: 0..65535) in the
+// epilogue, float ones stored as computed. Numbers measured on an H200 are in docs/performance.md.
 struct KernelSchedule {
   static constexpr int threads = 128;
   static constexpr int run = 8;             // output pixels per thread along x

@@ -1,5 +1,7 @@
 // Device-resident throughput: the kernels alone, the image already on the GPU(s).
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -110,6 +112,54 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   result.max_s = sorted.back();
   result.gigapixels_per_s = static_cast<double>(src.width) * src.height / result.median_s / 1e9;
   return result;
+}
+
+PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes) {
+  struct Gpu {
+    explicit Gpu(int d) : device(d), up(d), down(d) {}
+    int device;
+    Stream up, down;
+    DeviceBuffer d_in, d_out;
+    PinnedBuffer h_in, h_out;
+  };
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  for (int d : ordinals) {
+    ScopedDevice on(d);
+    auto g = std::make_unique<Gpu>(d);
+    g->d_in.reserve(bytes, d);
+    g->d_out.reserve(bytes, d);
+    g->h_in.reserve(bytes);
+    g->h_out.reserve(bytes);
+    std::memset(g->h_in.data(), 1, bytes);
+    std::memset(g->h_out.data(), 2, bytes);
+    gpus.push_back(std::move(g));
+  }
+  // Median of 5 after a warm-up, wall clock around all GPUs' copies.
+  auto time = [&](bool h2d, bool d2h) {
+    std::vector<double> t;
+    for (int r = 0; r < 6; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (auto& g : gpus) {
+        ScopedDevice on(g->device);
+        if (h2d) TF_CUDA_CHECK(cudaMemcpyAsync(g->d_in.data(), g->h_in.data(), bytes, cudaMemcpyHostToDevice, g->up.get()));
+        if (d2h) TF_CUDA_CHECK(cudaMemcpyAsync(g->h_out.data(), g->d_out.data(), bytes, cudaMemcpyDeviceToHost, g->down.get()));
+      }
+      for (auto& g : gpus) {
+        ScopedDevice on(g->device);
+        TF_CUDA_CHECK(cudaStreamSynchronize(g->up.get()));
+        TF_CUDA_CHECK(cudaStreamSynchronize(g->down.get()));
+      }
+      if (r > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(t.begin(), t.end());
+    const double moved = static_cast<double>(bytes) * gpus.size() * ((h2d ? 1 : 0) + (d2h ? 1 : 0));
+    return moved / t[t.size() / 2] / 1e9;
+  };
+  PcieBandwidth b;
+  b.h2d = time(true, false);
+  b.d2h = time(false, true);
+  b.both = time(true, true);
+  return b;
 }
 
 }  // namespace tf::cuda

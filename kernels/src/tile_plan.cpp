@@ -75,6 +75,19 @@ void map_axis(int origin, int length, int n, BorderMode mode, int stored_origin,
   }
 }
 
+StagePlan::Span longest_shift(const std::vector<int>& maps, int offset, int length) {
+  StagePlan::Span best;
+  for (int i = 0; i < length;) {
+    const int m = maps[offset + i];
+    int j = i + 1;
+    if (m >= 0)
+      while (j < length && maps[offset + j] == m + (j - i)) ++j;
+    if (m >= 0 && j - i > best.hi - best.lo) best = {i, j, m - i};
+    i = j;
+  }
+  return best;
+}
+
 }  // namespace
 
 TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode) {
@@ -97,6 +110,8 @@ TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_
       sp.ymap = static_cast<int>(plan.maps.size());
       map_axis(plane.y, plane.height, image_h, mode, stored.y, stored.height, plan.maps, stage.name);
     }
+    sp.x_span = longest_shift(plan.maps, sp.xmap, plane.width);
+    sp.y_span = longest_shift(plan.maps, sp.ymap, plane.height);
     const Halo h = stage.halo();
     const Rect out = shrink(plane, h);
     sp.computed = intersect_image(out, image_w, image_h);

@@ -31,6 +31,10 @@ struct StagePlan {
   int xmap = 0;    // offset of the plane's column map in TilePlan::maps (plane.width entries)
   int ymap = 0;    // offset of its row map (plane.height entries)
   std::vector<ConvPlacement> convs;
+  // The longest span of each map that is a plain shift: map[i] = i + shift for lo <= i < hi.
+  struct Span {
+    int lo = 0, hi = 0, shift = 0;
+  } x_span, y_span;
 };
 
 struct TilePlan {

@@ -178,3 +178,42 @@ TEST(GpuEngine, RuntimeDescription) {
 
 }  // namespace
 }  // namespace tf::gputest
+
+namespace tf::gputest {
+namespace {
+
+// A small, fast subset that still reaches every kernel path (separable and 2-D, chunked 2-D rows,
+// magnitude epilogue, mapped border blocks and shifted interior blocks, chains, device-resident):
+// the one to run under compute-sanitizer (memcheck, racecheck).
+TEST(GpuSanitizerSubset, KernelsOnSmallImages) {
+  TF_REQUIRE_GPU();
+  const std::uint32_t seed = test::test_seed(21);
+  const std::vector<std::vector<std::string>> chains = {
+      {"box:radius=4"}, {"gaussian:sigma=5,radius=15"}, {"unsharp:sigma=1.3"}, {"sobel:dir=magnitude"},
+      {"gaussian:sigma=1", "sharpen"}};
+  const Format formats[] = {{PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::U16, 3}};
+  int n = 0;
+  for (const auto& specs : chains) {
+    const Chain chain = parse_chain(specs);
+    for (const Format& f : formats)
+      for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Constant, BorderMode::Wrap}) {
+        const Image src = test::random_image(130, 90, f, seed + n++);
+        JobOptions o;
+        o.border = {mode, 3.0f};
+        const Image expected = cpu_reference(src, chain, o.border);
+        ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(2), o))) << specs[0] << " " << to_string(f);
+        o.schedule.tile_width = 48;
+        o.schedule.tile_height = 40;
+        ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(1), o))) << specs[0] << " " << to_string(f);
+      }
+  }
+  const Image src = test::random_image(100, 70, {PixelType::U8, 4}, seed);
+  const Chain wide = {random_kernel_stage(63, 63, 3)};
+  EXPECT_TRUE(same_bits(cpu_reference(src, wide, {}), run_on(src, wide, first_gpus(1), {})));
+  Image out(src.width(), src.height(), src.format());
+  cuda::bench_device_resident(src.view(), parse_chain({"box:radius=4"}), {}, {gpus()[0]->info().ordinal}, 1, &out.view());
+  EXPECT_TRUE(same_bits(cpu_reference(src, parse_chain({"box:radius=4"}), {}), out));
+}
+
+}  // namespace
+}  // namespace tf::gputest

@@ -40,4 +40,11 @@ struct ResidentTiming {
 ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, const Border& border,
                                      const std::vector<int>& ordinals, int repeats, const ImageView* output = nullptr);
 
+// Pinned host <-> device copy bandwidth in GB/s, all the given GPUs at once (a 2-D tile copy is no
+// faster): host-to-device alone, device-to-host alone, and both directions at the same time.
+struct PcieBandwidth {
+  double h2d = 0, d2h = 0, both = 0;
+};
+PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes_per_gpu = 256u << 20);
+
 }  // namespace tf::cuda
