@@ -644,10 +644,12 @@ __global__ void __launch_bounds__(S::threads, 4) general_kernel(const ConvArgs a
   emit_run<C, T>(a, x0, y + 1, acc1);
 }
 
-void check_launch(const char* what) {
+// The launch error, in TF_CUDA_CHECK's words ("EXPR at FILE:LINE: message").
+void check_launch(const char* what, int line) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw Error(ErrorKind::Device, std::string(what) + " at " + __FILE__ + ": " + cudaGetErrorString(e));
+    throw Error(ErrorKind::Device, std::string(what) + " at " + __FILE__ + ":" + std::to_string(line) + ": " +
+                                       cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")");
 }
 
 void set_shared(const void* kernel, std::size_t bytes) {
@@ -688,7 +690,7 @@ void launch_separable_t(ConvArgs a, int multiprocessors, cudaStream_t stream) {
   auto* kernel = &separable_kernel<C, T>;
   set_shared(reinterpret_cast<const void*>(kernel), smem);
   kernel<<<grid, S::threads, smem, stream>>>(a, stage);
-  check_launch("separable_kernel<<<>>>");
+  check_launch("separable_kernel<<<>>>", __LINE__);
 }
 
 template <int C, typename T>
@@ -714,7 +716,7 @@ void launch_general_t(ConvArgs a, cudaStream_t stream) {
   auto* kernel = &general_kernel<C, T>;
   set_shared(reinterpret_cast<const void*>(kernel), smem);
   kernel<<<grid, S::threads, smem, stream>>>(a);
-  check_launch("general_kernel<<<>>>");
+  check_launch("general_kernel<<<>>>", __LINE__);
 }
 
 template <template <int, typename> class F, class... Args>
