@@ -2,6 +2,11 @@
 tf_add_suite(tf_core_tests
   SOURCES core/test_border_tiling.cpp core/test_filters.cpp core/test_equivalence.cpp core/test_codec.cpp core/test_cli.cpp
   LABELS core)
+if(TF_HAVE_TURBOJPEG)
+  # test_codec.cpp writes a CMYK JPEG through TurboJPEG itself (nothing else makes one).
+  target_compile_definitions(tf_core_tests PRIVATE TF_HAVE_TURBOJPEG)
+  target_link_libraries(tf_core_tests PRIVATE TF::TurboJPEG)
+endif()
 if(TF_HAVE_OPENCV)
   tf_add_suite(tf_oracle_tests SOURCES core/test_opencv_oracle.cpp LABELS core oracle)
 endif()
@@ -11,3 +16,7 @@ if(TF_HAVE_OPENCV)
   add_executable(tf_cpu_bench bench/cpu_vs_opencv.cpp)
   target_link_libraries(tf_cpu_bench PRIVATE tf_core TF::OpenCV fmt::fmt)
 endif()
+
+# Benchmark, not a test: stb vs TurboJPEG decode and encode of one JPEG, one thread, same process.
+add_executable(tf_jpeg_bench bench/jpeg_codecs.cpp)
+target_link_libraries(tf_jpeg_bench PRIVATE tf_core fmt::fmt)

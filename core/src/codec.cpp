@@ -1,6 +1,7 @@
 // Decode and encode. stb_image reads PNG, JPEG, BMP, TGA, GIF, HDR, PNM, PSD; stb_image_write
-// writes PNG (8-bit), JPEG, BMP, TGA, HDR. OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG
-// and float TIFF. Sizes are checked from the header before any pixel memory is allocated.
+// writes PNG (8-bit), JPEG, BMP, TGA, HDR. TurboJPEG (when built in) takes over JPEG both ways.
+// OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG and float TIFF. Sizes are checked from
+// the header before any pixel memory is allocated.
 #include "tilefilter/codec.hpp"
 
 #include <algorithm>
@@ -16,7 +17,9 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include "codec_checks.hpp"
 #include "codec_opencv.hpp"
+#include "codec_turbojpeg.hpp"
 #include "tilefilter/error.hpp"
 
 namespace fs = std::filesystem;
@@ -24,6 +27,9 @@ namespace fs = std::filesystem;
 namespace tf {
 
 namespace {
+
+using codec_checks::check_pixel_limit;
+using codec_checks::decode_error;
 
 std::string extension_of(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
@@ -37,31 +43,6 @@ bool one_of(const std::string& ext, std::initializer_list<const char*> list) {
 
 const std::initializer_list<const char*> kStbRead = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".hdr", ".pnm", ".ppm", ".pgm", ".psd"};
 const std::initializer_list<const char*> kOpenCvOnly = {".tif", ".tiff", ".webp", ".pfm", ".jp2", ".exr"};
-
-Error decode_error(const std::string& name, const std::string& why) {
-  return Error(ErrorKind::Decode, fmt::format("{}: {}", name, why));
-}
-
-// stb accepts some truncated JPEGs (it pads missing data); a complete one has an end-of-image marker
-// after its last start-of-scan.
-bool jpeg_looks_complete(std::span<const unsigned char> b) {
-  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return true;  // not a JPEG: stb decides
-  std::size_t last_sos = 0, last_eoi = 0;
-  for (std::size_t i = 2; i + 1 < b.size(); ++i) {
-    if (b[i] != 0xFF) continue;
-    if (b[i + 1] == 0xDA) last_sos = i;
-    else if (b[i + 1] == 0xD9) last_eoi = i;
-  }
-  return last_eoi > last_sos;
-}
-
-void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits) {
-  // Headers may claim up to 2^32-1 per side: multiply without overflowing.
-  const unsigned __int128 pixels = static_cast<unsigned __int128>(w) * static_cast<unsigned __int128>(h);
-  if (pixels > static_cast<unsigned __int128>(limits.max_pixels))
-    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} = {:.0f} pixels exceeds the limit of {} pixels", name, w, h,
-                                              static_cast<double>(w) * static_cast<double>(h), limits.max_pixels));
-}
 
 // stb refuses PNG headers over 2^30 bytes before telling the size; the limit check must still come
 // first, so the size is read from the IHDR chunk (fixed offsets 16..23, big-endian).
@@ -83,7 +64,7 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
     throw decode_error(name, fmt::format("not a readable image ({})", stbi_failure_reason()));
   check_pixel_limit(name, w, h, limits);
   if (w <= 0 || h <= 0) throw decode_error(name, "image has no pixels");
-  if (!jpeg_looks_complete(bytes)) throw decode_error(name, "truncated JPEG (no end-of-image marker)");
+  codec_checks::check_jpeg_complete(bytes, name);
   const int channels = comp == 2 ? 4 : comp;  // gray+alpha becomes RGBA
   PixelType type = PixelType::U8;
   void* pixels = nullptr;
@@ -152,6 +133,7 @@ std::vector<unsigned char> encode_with_stb(const std::string& ext, const ImageVi
 }  // namespace
 
 bool have_opencv_codecs() { return opencv_codecs::available(); }
+bool have_turbojpeg() { return turbojpeg_codec::available(); }
 
 std::vector<std::string> readable_extensions() {
   std::vector<std::string> v(kStbRead.begin(), kStbRead.end());
@@ -166,7 +148,17 @@ bool is_image_extension(const std::string& path) {
 }
 
 std::string codec_for(const std::string& path) {
-  return one_of(extension_of(path), kOpenCvOnly) ? "opencv" : "stb";
+  const auto ext = extension_of(path);
+  if (have_turbojpeg() && one_of(ext, {".jpg", ".jpeg"})) return "turbojpeg";
+  return one_of(ext, kOpenCvOnly) ? "opencv" : "stb";
+}
+
+std::string encoder_for(const std::string& path, const Format& format) {
+  const auto ext = extension_of(path);
+  if (format.type == PixelType::U8 && have_turbojpeg() && one_of(ext, {".jpg", ".jpeg"})) return "turbojpeg";
+  const bool stb = format.type == PixelType::U8 ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
+                                                : ext == ".hdr";
+  return stb ? "stb" : "opencv";
 }
 
 bool can_encode(const std::string& path, const Format& format, std::string* why) {
@@ -190,6 +182,7 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   if (bytes.size() > limits.max_file_bytes)
     throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
   check_png_header_limit(bytes, name, limits);
+  if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
@@ -199,6 +192,25 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
 Image decode_file(const std::string& path, const Limits& limits, const PixelAllocator& alloc) {
   const auto bytes = read_file(path, limits);
   return decode_memory(bytes, path, limits, alloc);
+}
+
+Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> bytes, const std::string& name,
+                       const Limits& limits, const PixelAllocator& alloc) {
+  if (codec == "stb") return decode_with_stb(bytes, name, limits, alloc);
+  if (codec == "turbojpeg" && have_turbojpeg()) {
+    if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
+    throw decode_error(name, "not a JPEG that TurboJPEG reads");
+  }
+  throw Error(ErrorKind::InvalidArgument, fmt::format("no JPEG codec '{}' in this build", codec));
+}
+
+std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality) {
+  if (image.format.type != PixelType::U8)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("JPEG holds 8-bit pixels, not {}", to_string(image.format)));
+  quality = std::clamp(quality, 1, 100);
+  if (codec == "stb") return encode_with_stb(".jpg", image, quality);
+  if (codec == "turbojpeg" && have_turbojpeg()) return turbojpeg_codec::encode(image, quality);
+  throw Error(ErrorKind::InvalidArgument, fmt::format("no JPEG codec '{}' in this build", codec));
 }
 
 std::string temporary_name_for(const std::string& path) {
@@ -212,11 +224,12 @@ void encode_file(const std::string& path, const ImageView& image, const EncodeOp
   if (!can_encode(path, image.format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   const auto ext = extension_of(path);
   const int quality = std::clamp(options.quality, 1, 100);
+  const std::string codec = encoder_for(path, image.format);
   std::vector<unsigned char> bytes;
-  const bool stb = image.format.type == PixelType::U8 ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
-                                                      : ext == ".hdr";
   try {
-    bytes = stb ? encode_with_stb(ext, image, quality) : opencv_codecs::encode(ext, image, quality);
+    bytes = codec == "turbojpeg" ? turbojpeg_codec::encode(image, quality)
+            : codec == "stb"     ? encode_with_stb(ext, image, quality)
+                                 : opencv_codecs::encode(ext, image, quality);
   } catch (const Error& e) {
     throw Error(ErrorKind::Io, fmt::format("{}: cannot encode ({})", path, e.what()));
   }

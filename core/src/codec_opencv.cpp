@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "codec_checks.hpp"
 #include "tilefilter/error.hpp"
 
 #ifdef TF_HAVE_OPENCV
@@ -47,8 +48,7 @@ Image decode(std::span<const unsigned char> bytes, const std::string& name, cons
     throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image ({})", name, e.err));
   }
   if (m.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image (unknown format, or corrupt or truncated data)", name));
-  if (static_cast<long long>(m.cols) * m.rows > limits.max_pixels)
-    throw Error(ErrorKind::Limit, fmt::format("{}: {}x{} pixels exceeds the limit of {} pixels", name, m.cols, m.rows, limits.max_pixels));
+  codec_checks::check_pixel_limit(name, m.cols, m.rows, limits);
   if (m.channels() == 2) throw Error(ErrorKind::Decode, fmt::format("{}: 2-channel images are not supported", name));
   if (m.depth() == CV_64F || m.depth() == CV_16F) m.convertTo(m, CV_MAKETYPE(CV_32F, m.channels()));
   if (m.depth() != CV_8U && m.depth() != CV_16U && m.depth() != CV_32F)

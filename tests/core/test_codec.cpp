@@ -1,5 +1,14 @@
 // Codec round trips and bad files at the decoder level.
+#include <atomic>
 #include <fstream>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#ifdef TF_HAVE_TURBOJPEG
+#include <turbojpeg.h>
+#endif
 
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
@@ -48,7 +57,9 @@ TEST(Codec, JpegIsCloseAndStb) {
   const Image back = decode_file(dir / "a.jpg");
   EXPECT_EQ(back.format(), src.format());
   EXPECT_LT(test::compare(back.view(), src.view()).max_abs, 40);
-  EXPECT_EQ(codec_for("x.JPG"), "stb");
+  EXPECT_EQ(codec_for("x.JPG"), have_turbojpeg() ? "turbojpeg" : "stb");
+  EXPECT_EQ(encoder_for("x.jpeg", src.format()), have_turbojpeg() ? "turbojpeg" : "stb");
+  EXPECT_EQ(codec_for("x.png"), "stb");
 }
 
 TEST(Codec, SixteenBitAndFloatRoundTripLosslessly) {
@@ -135,6 +146,236 @@ TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   for (const auto& e : std::filesystem::directory_iterator(dir.path))
     EXPECT_EQ(e.path().filename().string(), "a.png");
   EXPECT_THROW(encode_file(dir / "no/such/folder/a.png", src.view()), Error);
+}
+
+// ---- TurboJPEG next to stb -------------------------------------------------------------------
+
+std::span<const unsigned char> as_span(const std::vector<unsigned char>& v) { return {v.data(), v.size()}; }
+
+// The sampling factors of the first component (luma) in the frame header: 0x11 = 4:4:4, 0x22 = 4:2:0.
+int luma_sampling(const std::vector<unsigned char>& jpeg) {
+  for (std::size_t i = 2; i + 11 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && (jpeg[i + 1] == 0xC0 || jpeg[i + 1] == 0xC1 || jpeg[i + 1] == 0xC2)) return jpeg[i + 11];
+  return -1;
+}
+
+// Counts what goes through it, so a test can tell that nothing was allocated.
+struct CountingAllocator {
+  std::atomic<int> calls{0};
+  PixelAllocator alloc{[this](std::size_t n) {
+                         ++calls;
+                         return default_allocator().allocate(n);
+                       },
+                       [](void* p) { default_allocator().release(p); }};
+};
+
+#define REQUIRE_TURBOJPEG() \
+  if (!have_turbojpeg()) GTEST_SKIP() << "TurboJPEG (libturbojpeg0-dev) not in this build: JPEG goes through stb"
+
+TEST(Codec, TurboJpegDecodesLikeStb) {
+  REQUIRE_TURBOJPEG();
+  // Both use an integer IDCT after libjpeg's and triangle ("fancy") chroma upsampling, with
+  // different rounding there and in YCbCr -> RGB: measured max |diff| 1 for gray, 2 at 4:4:4
+  // (quality >= 90) and 3 at 4:2:0.
+  for (int channels : {1, 3})
+    for (int quality : {95, 75})
+      for (const char* encoder : {"stb", "turbojpeg"}) {
+        SCOPED_TRACE(fmt::format("{} channel(s), quality {}, written by {}", channels, quality, encoder));
+        const Image src = make_test_image(203, 117, Format{PixelType::U8, channels}, 11);
+        const auto jpeg = encode_jpeg_with(encoder, src.view(), quality);
+        const Image by_stb = decode_jpeg_with("stb", as_span(jpeg), "a.jpg");
+        const Image by_turbo = decode_jpeg_with("turbojpeg", as_span(jpeg), "a.jpg");
+        ASSERT_EQ(by_turbo.format(), by_stb.format());  // stb writes gray as YCbCr: 3 channels then
+        ASSERT_EQ(by_turbo.width(), 203);
+        ASSERT_EQ(by_turbo.height(), 117);
+        EXPECT_LE(test::compare(by_turbo.view(), by_stb.view()).max_abs, quality >= 90 ? 2 : 3);
+      }
+}
+
+TEST(Codec, TurboJpegRoundTripIsCloseAndHonoursQuality) {
+  REQUIRE_TURBOJPEG();
+  test::TempDir dir;
+  const Image src = make_test_image(301, 199, Format{PixelType::U8, 3}, 12);
+  encode_file(dir / "a.jpg", src.view(), {95});
+  const Image back = decode_file(dir / "a.jpg");
+  EXPECT_EQ(back.format(), src.format());
+  EXPECT_LT(test::compare(back.view(), src.view()).max_abs, 40);
+
+  const auto q95 = encode_jpeg_with("turbojpeg", src.view(), 95), q90 = encode_jpeg_with("turbojpeg", src.view(), 90);
+  const auto q89 = encode_jpeg_with("turbojpeg", src.view(), 89), q50 = encode_jpeg_with("turbojpeg", src.view(), 50);
+  EXPECT_GT(q95.size(), q89.size());
+  EXPECT_GT(q89.size(), q50.size());
+  EXPECT_EQ(luma_sampling(q95), 0x11);  // 4:4:4 from quality 90
+  EXPECT_EQ(luma_sampling(q90), 0x11);
+  EXPECT_EQ(luma_sampling(q89), 0x22);  // 4:2:0 below
+  EXPECT_EQ(luma_sampling(q50), 0x22);
+  const Image low = decode_jpeg_with("turbojpeg", as_span(q50), "q50.jpg");
+  EXPECT_LT(test::compare(low.view(), src.view()).max_abs, 120);
+}
+
+TEST(Codec, TurboJpegIgnoresAlphaLikeStb) {
+  REQUIRE_TURBOJPEG();
+  const Image rgba = test::random_image(67, 45, Format{PixelType::U8, 4}, 13);
+  Image rgb(67, 45, Format{PixelType::U8, 3});
+  for (int y = 0; y < 45; ++y)
+    for (int x = 0; x < 67; ++x)
+      for (int c = 0; c < 3; ++c) rgb.view().row_as<std::uint8_t>(y)[x * 3 + c] = rgba.view().row_as<std::uint8_t>(y)[x * 4 + c];
+  EXPECT_EQ(encode_jpeg_with("turbojpeg", rgba.view(), 92), encode_jpeg_with("turbojpeg", rgb.view(), 92));
+  test::TempDir dir;
+  encode_file(dir / "rgba.jpg", rgba.view());
+  EXPECT_EQ(decode_file(dir / "rgba.jpg").format(), (Format{PixelType::U8, 3}));
+}
+
+TEST(Codec, GrayJpegDecodesToOneChannel) {
+  REQUIRE_TURBOJPEG();
+  test::TempDir dir;
+  const Image gray = make_test_image(97, 61, Format{PixelType::U8, 1}, 14);
+  encode_file(dir / "g.jpg", gray.view());  // TurboJPEG writes a one-component JPEG (stb writes YCbCr)
+  const Image back = decode_file(dir / "g.jpg");
+  EXPECT_EQ(back.format(), (Format{PixelType::U8, 1}));
+  EXPECT_LT(test::compare(back.view(), gray.view()).max_abs, 40);
+  const auto bytes = read_all(dir / "g.jpg");
+  const std::vector<unsigned char> jpeg(bytes.begin(), bytes.end());
+  const Image by_stb = decode_jpeg_with("stb", as_span(jpeg), "g.jpg");
+  EXPECT_EQ(by_stb.format(), back.format());
+  EXPECT_LE(test::compare(by_stb.view(), back.view()).max_abs, 1);
+}
+
+TEST(Codec, TruncatedJpegIsRefusedByTurboJpeg) {
+  REQUIRE_TURBOJPEG();
+  const Image src = make_test_image(300, 200, Format{PixelType::U8, 3}, 15);
+  const auto jpeg = encode_jpeg_with("turbojpeg", src.view(), 90);
+  auto refuses = [](const std::vector<unsigned char>& bytes, const char* word) {
+    try {
+      decode_jpeg_with("turbojpeg", as_span(bytes), "cut.jpg");
+      ADD_FAILURE() << "decoded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cut.jpg"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  // Cut in half: no end-of-image marker.
+  refuses({jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2)}, "truncated");
+  // Cut in half and the end marker put back: libjpeg only warns ("premature end of data segment"),
+  // which must still be an error, not a half-grey picture.
+  std::vector<unsigned char> reterminated(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2));
+  reterminated.insert(reterminated.end(), {0xFF, 0xD9});
+  refuses(reterminated, "truncated");
+  // Entropy-coded data overwritten with garbage, end marker intact.
+  std::vector<unsigned char> garbled = jpeg;
+  std::mt19937 rng(15);
+  for (std::size_t i = jpeg.size() / 2; i < jpeg.size() / 2 + 400; ++i) garbled[i] = static_cast<unsigned char>(rng() | 0x80);
+  try {
+    decode_jpeg_with("turbojpeg", as_span(garbled), "garbled.jpg");
+    ADD_FAILURE() << "decoded garbage without a word";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
+  }
+}
+
+TEST(Codec, TurboJpegAcceptsStrayBytesBetweenSegments) {
+  // libjpeg warns "Corrupt JPEG data: 2 extraneous bytes before marker 0xdb" but every pixel is
+  // there; stb reads such files too, so they must not become errors.
+  REQUIRE_TURBOJPEG();
+  const Image src = make_test_image(120, 80, Format{PixelType::U8, 3}, 21);
+  const auto clean = encode_jpeg_with("turbojpeg", src.view(), 90);
+  std::vector<unsigned char> stray = clean;
+  std::size_t dqt = 2;
+  while (dqt + 1 < stray.size() && !(stray[dqt] == 0xFF && stray[dqt + 1] == 0xDB)) ++dqt;
+  ASSERT_LT(dqt + 1, stray.size());
+  stray.insert(stray.begin() + static_cast<std::ptrdiff_t>(dqt), {0x11, 0x22});
+  const Image a = decode_jpeg_with("turbojpeg", as_span(clean), "clean.jpg");
+  const Image b = decode_jpeg_with("turbojpeg", as_span(stray), "stray.jpg");
+  EXPECT_TRUE(same_pixels(a.view(), b.view()));
+}
+
+TEST(Codec, HugeJpegClaimIsRefusedBeforeAllocating) {
+  // A valid small JPEG whose frame header is changed to claim 60000 x 60000 pixels (3.6 gigapixels,
+  // within JPEG's 65500 per side): the limit must fire from the header, before any pixel memory.
+  const Image src = make_test_image(64, 48, Format{PixelType::U8, 3}, 16);
+  auto jpeg = encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", src.view(), 90);
+  bool patched = false;
+  for (std::size_t i = 2; i + 8 < jpeg.size() && !patched; ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      jpeg[i + 5] = 60000 >> 8, jpeg[i + 6] = 60000 & 0xFF, jpeg[i + 7] = 60000 >> 8, jpeg[i + 8] = 60000 & 0xFF;
+      patched = true;
+    }
+  ASSERT_TRUE(patched);
+  for (const char* codec : {"auto", "stb", "turbojpeg"}) {
+    if (std::string(codec) == "turbojpeg" && !have_turbojpeg()) continue;
+    SCOPED_TRACE(codec);
+    CountingAllocator counting;
+    try {
+      if (std::string(codec) == "auto") decode_memory(as_span(jpeg), "bomb.jpg", {}, counting.alloc);
+      else decode_jpeg_with(codec, as_span(jpeg), "bomb.jpg", {}, counting.alloc);
+      ADD_FAILURE() << "decoded a bomb";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bomb.jpg"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(counting.calls.load(), 0);
+  }
+}
+
+TEST(Codec, TurboJpegDecodesIntoTheCallersAllocator) {
+  REQUIRE_TURBOJPEG();
+  const Image src = make_test_image(129, 65, Format{PixelType::U8, 3}, 17);
+  const auto jpeg = encode_jpeg_with("turbojpeg", src.view(), 95);
+  CountingAllocator counting;
+  const Image img = decode_memory(as_span(jpeg), "a.jpg", {}, counting.alloc);
+  EXPECT_EQ(counting.calls.load(), 1);
+  EXPECT_GE(img.pitch(), img.view().row_bytes());
+}
+
+#ifdef TF_HAVE_TURBOJPEG
+TEST(Codec, CmykJpegDecodesToRgbLikeStb) {
+  // libjpeg writes CMYK input as YCCK with an Adobe marker, as Photoshop does; both decoders turn
+  // it into RGB (R = C * K / 255 on Adobe's inverted ink values).
+  const int w = 77, h = 41;
+  const Image ink = test::random_image(w, h, Format{PixelType::U8, 4}, 18);
+  tjhandle tj = tjInitCompress();
+  ASSERT_NE(tj, nullptr);
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(tj, reinterpret_cast<const unsigned char*>(ink.data()), w, static_cast<int>(ink.pitch()), h,
+                        TJPF_CMYK, &out, &size, TJSAMP_444, 95, 0),
+            0)
+      << tjGetErrorStr2(tj);
+  const std::vector<unsigned char> jpeg(out, out + size);
+  tjFree(out);
+  tjDestroy(tj);
+  const Image by_turbo = decode_jpeg_with("turbojpeg", as_span(jpeg), "cmyk.jpg");
+  const Image by_stb = decode_jpeg_with("stb", as_span(jpeg), "cmyk.jpg");
+  EXPECT_EQ(by_turbo.format(), (Format{PixelType::U8, 3}));
+  EXPECT_EQ(by_turbo.format(), by_stb.format());
+  EXPECT_LE(test::compare(by_turbo.view(), by_stb.view()).max_abs, 2);
+}
+#endif
+
+TEST(Codec, JpegCodecsAreSafeAcrossThreads) {
+  // Each thread encodes and decodes its own image many times; TurboJPEG's handles are per thread.
+  const Image src = make_test_image(160, 120, Format{PixelType::U8, 3}, 19);
+  const auto expected_jpeg = encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", src.view(), 90);
+  const Image expected = decode_memory(as_span(expected_jpeg), "a.jpg");
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        const auto jpeg = encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", src.view(), 90);
+        if (jpeg != expected_jpeg || !same_pixels(decode_memory(as_span(jpeg), "a.jpg").view(), expected.view()))
+          ++mismatches;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Codec, UnknownJpegCodecIsRefused) {
+  const Image src = make_test_image(8, 8, Format{PixelType::U8, 3}, 20);
+  EXPECT_THROW(encode_jpeg_with("libjpeg9", src.view(), 90), Error);
+  if (!have_turbojpeg()) EXPECT_THROW(encode_jpeg_with("turbojpeg", src.view(), 90), Error);
 }
 
 }  // namespace

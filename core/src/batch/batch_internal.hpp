@@ -125,9 +125,6 @@ int remove_stale_temporaries(const std::string& dir);
 // not older than the input, and for PNG/JPEG ending with the format's end marker.
 bool output_is_complete(const std::string& path, const std::string& input);
 
-// The codec that encode_file uses for this path and pixel format ("stb", "opencv").
-std::string encoder_for(const std::string& path, const Format& format);
-
 // `child` equals `parent` or lies below it (both absolute and normalized).
 bool is_within(const std::string& child, const std::string& parent);
 // True when the folder `dir` (which may not exist yet) resolves inside `root` once existing

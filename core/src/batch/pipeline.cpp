@@ -193,7 +193,7 @@ class BatchRun {
     tel_.add({-1, lane, StageKind::Decode, i, t0, t1, w.src.size_bytes()});
     std::string why;
     if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why));
-    r.encoder = batch::encoder_for(item.output, w.src.format());
+    r.encoder = encoder_for(item.output, w.src.format());
     if (chain_.empty()) to_encode_.push(std::move(w));
     else to_filter_.push(std::move(w));
   }

@@ -178,14 +178,6 @@ bool output_is_complete(const std::string& path, const std::string& input) {
   return true;
 }
 
-std::string encoder_for(const std::string& path, const Format& format) {
-  // Mirrors encode_file: stb writes 8-bit PNG/JPEG/BMP/TGA and HDR; OpenCV the rest.
-  const std::string ext = lower(fs::path(path).extension().string());
-  const bool stb_ext = ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" || ext == ".tga";
-  const bool stb = format.type == PixelType::U8 ? stb_ext || !have_opencv_codecs() : ext == ".hdr";
-  return stb ? "stb" : "opencv";
-}
-
 }  // namespace batch
 
 BatchPlan plan_batch(const BatchOptions& opt) {
