@@ -1,0 +1,78 @@
+// No growth of device or pinned host memory across 1,000 repeated jobs (issue: hardening). Device
+// memory is read with cudaMemGetInfo, host memory (pinned included) from /proc/self/status.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "gpu_test_support.hpp"
+#include "tilefilter/cuda_backend.hpp"
+
+namespace tf {
+namespace {
+
+std::size_t status_kib(const std::string& key) {  // VmRSS, VmPin, VmLck ...
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key + ":", 0) == 0) {
+      std::istringstream in(line.substr(key.size() + 1));
+      std::size_t kib = 0;
+      in >> kib;
+      return kib;
+    }
+  return 0;
+}
+
+std::vector<std::size_t> device_used() {
+  int n = 0;
+  cudaGetDeviceCount(&n);
+  std::vector<std::size_t> used;
+  for (int d = 0; d < n; ++d) {
+    std::size_t free = 0, total = 0;
+    cudaSetDevice(d);
+    cudaMemGetInfo(&free, &total);
+    used.push_back(total - free);
+  }
+  return used;
+}
+
+TEST(GpuSoak, ThousandJobsLeaveNoDeviceOrPinnedMemoryBehind) {
+  TF_REQUIRE_GPU();
+  const auto& devices = gputest::gpus();
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  ASSERT_NE(pinned, nullptr);
+  const Image src = test::random_image(700, 500, Format{PixelType::U8, 4}, 91);
+  const Chain chain = parse_chain({"gaussian:sigma=1.5", "emboss"});
+  const Image expected = gputest::cpu_reference(src, chain, Border{});
+  auto one_job = [&](int i) {
+    JobOptions opt;
+    opt.schedule.tile_width = opt.schedule.tile_height = (i % 3 == 0) ? 0 : 128 + 64 * (i % 5);
+    Image in(src.width(), src.height(), src.format(), *pinned), out(src.width(), src.height(), src.format(), *pinned);
+    std::memcpy(in.data(), src.data(), src.size_bytes());
+    run_filter(in.view(), out.view(), chain, devices, opt);
+    return out;
+  };
+  for (int i = 0; i < 50; ++i) one_job(i);  // warm-up: per-lane buffers reach their size
+  const auto dev_before = device_used();
+  const std::size_t rss_before = status_kib("VmRSS"), pin_before = status_kib("VmPin") + status_kib("VmLck");
+  for (int i = 0; i < 1000; ++i) {
+    Image out = one_job(i);
+    if (i % 250 == 0) ASSERT_TRUE(gputest::same_bits(expected, out)) << "job " << i;
+  }
+  const auto dev_after = device_used();
+  const std::size_t rss_after = status_kib("VmRSS"), pin_after = status_kib("VmPin") + status_kib("VmLck");
+  for (std::size_t d = 0; d < dev_before.size(); ++d) {
+    std::printf("[soak] gpu%zu device memory in use: %.1f MiB before, %.1f MiB after 1000 jobs\n", d,
+                dev_before[d] / 1048576.0, dev_after[d] / 1048576.0);
+    EXPECT_LE(dev_after[d], dev_before[d] + (4u << 20)) << "gpu" << d;
+  }
+  std::printf("[soak] host RSS %.1f -> %.1f MiB, pinned/locked %.1f -> %.1f MiB\n", rss_before / 1024.0, rss_after / 1024.0,
+              pin_before / 1024.0, pin_after / 1024.0);
+  EXPECT_LE(rss_after, rss_before + 32 * 1024);
+  EXPECT_LE(pin_after, pin_before + 1024);
+}
+
+}  // namespace
+}  // namespace tf
