@@ -14,7 +14,7 @@ case "$verb" in run|test|build|deps) ;; *) echo "usage: cmake/tf.sh run|test" >&
 packages=(build-essential cmake ninja-build pkg-config git
   libstb-dev libturbojpeg0-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev fonts-dejavu-core xvfb xauth
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev)
 
 install_deps() {
