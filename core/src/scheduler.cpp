@@ -95,8 +95,9 @@ class Run {
         ++in_flight_;
         return t;
       }
-      if (in_flight_ == 0 && queue_.empty()) return std::nullopt;
-      if (in_flight_ == 0) return std::nullopt;  // only tiles this device failed on; others will take them
+      // Nothing in flight can come back: the queue is empty, or holds only tiles this device
+      // failed on, which the other devices' workers (woken by finished()) will take.
+      if (in_flight_ == 0) return std::nullopt;
       cv_.wait(lock);
     }
   }
