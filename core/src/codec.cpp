@@ -183,6 +183,7 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
     throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
   check_png_header_limit(bytes, name, limits);
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
+  codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
@@ -196,7 +197,10 @@ Image decode_file(const std::string& path, const Limits& limits, const PixelAllo
 
 Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> bytes, const std::string& name,
                        const Limits& limits, const PixelAllocator& alloc) {
-  if (codec == "stb") return decode_with_stb(bytes, name, limits, alloc);
+  if (codec == "stb") {
+    codec_checks::check_jpeg_huffman_tables(bytes, name);
+    return decode_with_stb(bytes, name, limits, alloc);
+  }
   if (codec == "turbojpeg" && have_turbojpeg()) {
     if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
     throw decode_error(name, "not a JPEG that TurboJPEG reads");

@@ -22,4 +22,11 @@ bool jpeg_looks_complete(std::span<const unsigned char> bytes);
 // Throws "<name>: truncated JPEG (no end-of-image marker)" unless jpeg_looks_complete(bytes).
 void check_jpeg_complete(std::span<const unsigned char> bytes, const std::string& name);
 
+// stb's rule for "this is a JPEG": 0xFF, any number of 0xFF fill bytes, then 0xD8 (SOI).
+bool looks_like_jpeg(std::span<const unsigned char> bytes);
+// stb_image trusts the symbol counts of a JPEG Huffman table (DHT) and writes past its arrays when
+// they add up to more than 256 (found by fuzz_decode). Throws a decode error for such a table, or
+// one that runs past its segment; call before any stb function sees JPEG bytes.
+void check_jpeg_huffman_tables(std::span<const unsigned char> bytes, const std::string& name);
+
 }  // namespace tf::codec_checks

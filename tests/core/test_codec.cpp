@@ -139,6 +139,26 @@ TEST(Codec, HeaderSizesThatOverflowAreRefused) {
   }
 }
 
+TEST(Codec, HuffmanTableOverflowIsRefused) {
+  // Found by fuzz_decode: a DHT whose counts add up to more than 256 made stb_image write past its
+  // arrays (FF FF D8 is a JPEG start for stb, so it reached stb even with TurboJPEG built in).
+  const auto path = std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-huffman-overflow.jpg";
+  const auto bytes = read_all(path);
+  ASSERT_FALSE(bytes.empty());
+  try {
+    decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "dht.jpg");
+    FAIL() << "decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Huffman"), std::string::npos) << e.what();
+  }
+  // Real JPEGs (with their tables) still decode through the stb path.
+  test::TempDir dir;
+  encode_file(dir / "ok.jpg", make_test_image(64, 48, Format{PixelType::U8, 3}, 2).view());
+  const auto ok = read_all(dir / "ok.jpg");
+  EXPECT_NO_THROW(decode_jpeg_with("stb", {reinterpret_cast<const unsigned char*>(ok.data()), ok.size()}, "ok.jpg"));
+}
+
 TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   test::TempDir dir;
   const Image src = make_test_image(64, 64, Format{PixelType::U8, 3}, 5);
