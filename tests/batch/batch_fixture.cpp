@@ -53,7 +53,7 @@ MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed) {
   add("sub/deep/f.png", 123, 77, gray);
   add("sub/deep/g.tga", 64, 40, rgba);
   add("sub/deep/tiny.png", 1, 1, rgb);
-  add("sub/h16.png", 70, 50, Format{PixelType::U16, 3});  // 16-bit: written by OpenCV when present
+  if (have_opencv_codecs()) add("sub/h16.png", 70, 50, Format{PixelType::U16, 3});  // 16-bit PNG output needs OpenCV
   if (have_opencv_codecs()) add("sub/t.tif", 90, 66, rgb);
 
   // Broken ones, each for a different reason.
