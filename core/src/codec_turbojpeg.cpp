@@ -26,15 +26,30 @@ using Handle = std::unique_ptr<void, HandleDeleter>;
 
 // A handle must not be used by two threads at once, and making one per image would allocate
 // libjpeg's state again each time: one decompressor and one compressor per thread.
-tjhandle thread_handle(bool compress) {
+Handle& thread_slot(bool compress) {
   thread_local Handle decompressor, compressor;
-  Handle& handle = compress ? compressor : decompressor;
+  return compress ? compressor : decompressor;
+}
+
+tjhandle thread_handle(bool compress) {
+  Handle& handle = thread_slot(compress);
   if (!handle) handle.reset(compress ? tjInitCompress() : tjInitDecompress());
   if (!handle)
     throw Error(ErrorKind::Internal, fmt::format("TurboJPEG: cannot create a {} ({})",
                                                  compress ? "compressor" : "decompressor", tjGetErrorStr2(nullptr)));
   return handle.get();
 }
+
+// After a failed call, libjpeg's state can leak into the next image on the same handle (seen: a
+// corrupt JPEG changed the pixels of the next file decoded on that thread). A call that does not
+// end in success drops the thread's handle, so the next image starts from a fresh one.
+struct FreshHandleUnlessOk {
+  bool compress;
+  bool ok = false;
+  ~FreshHandleUnlessOk() {
+    if (!ok) thread_slot(compress).reset();
+  }
+};
 
 // TurboJPEG turns every libjpeg warning into a failed call (-1, TJERR_WARNING) after decoding what
 // it could. These leave every pixel decoded (stray bytes between segments, odd metadata; stb
@@ -72,6 +87,7 @@ bool available() { return true; }
 std::optional<Image> decode(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
                             const PixelAllocator& alloc) {
   if (bytes.size() < 3 || bytes[0] != 0xFF || bytes[1] != 0xD8 || bytes[2] != 0xFF) return std::nullopt;
+  FreshHandleUnlessOk guard{false};
   tjhandle tj = thread_handle(false);
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
   const int header = tjDecompressHeader3(tj, bytes.data(), bytes.size(), &w, &h, &subsamp, &colorspace);
@@ -89,6 +105,7 @@ std::optional<Image> decode(std::span<const unsigned char> bytes, const std::str
     const int rc = tjDecompress2(tj, bytes.data(), bytes.size(), reinterpret_cast<unsigned char*>(v.data), w,
                                  static_cast<int>(v.pitch), h, channels == 1 ? TJPF_GRAY : TJPF_RGB, 0);
     check_decoded(tj, rc, name);
+    guard.ok = true;
     return img;
   }
   // libjpeg turns CMYK and YCCK into CMYK only; rare enough that a scratch copy does not matter.
@@ -103,6 +120,7 @@ std::optional<Image> decode(std::span<const unsigned char> bytes, const std::str
       out[2] = mul255(in[2], in[3]);
     }
   }
+  guard.ok = true;
   return img;
 }
 

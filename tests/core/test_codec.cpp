@@ -159,6 +159,22 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
   EXPECT_NO_THROW(decode_jpeg_with("stb", {reinterpret_cast<const unsigned char*>(ok.data()), ok.size()}, "ok.jpg"));
 }
 
+TEST(Codec, ACorruptJpegDoesNotChangeTheNextDecode) {
+  // Seen in batch: a corrupt JPEG left TurboJPEG's per-thread decompressor in a state that changed
+  // the pixels of the next file decoded on that thread.
+  test::TempDir dir;
+  encode_file(dir / "good.jpg", test::random_image(640, 360, Format{PixelType::U8, 3}, 40).view(), {90});
+  const auto good = read_all(dir / "good.jpg");
+  const std::span<const unsigned char> good_bytes(reinterpret_cast<const unsigned char*>(good.data()), good.size());
+  const Image fresh = decode_memory(good_bytes, "good.jpg");
+  std::mt19937 rng(7);
+  std::vector<unsigned char> corrupt(good.size());
+  for (auto& b : corrupt) b = static_cast<unsigned char>(rng());
+  corrupt[0] = 0xFF, corrupt[1] = 0xD8, corrupt[2] = 0xFF;
+  EXPECT_THROW(decode_memory(corrupt, "corrupt.jpg"), Error);
+  EXPECT_TRUE(same_pixels(decode_memory(good_bytes, "good.jpg").view(), fresh.view()));
+}
+
 TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   test::TempDir dir;
   const Image src = make_test_image(64, 64, Format{PixelType::U8, 3}, 5);

@@ -56,7 +56,7 @@ TempDir::TempDir() {
 }
 TempDir::~TempDir() {
   std::error_code ec;
-  std::filesystem::remove_all(path, ec);
+  if (!std::getenv("TF_TEST_KEEP")) std::filesystem::remove_all(path, ec);  // keep to debug a failure
 }
 
 int run_cli(const std::string& args, std::string* out) {
