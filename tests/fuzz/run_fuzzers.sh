@@ -8,7 +8,7 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"
 corpus=build-fuzz/corpus
 rm -rf "$corpus" && tests/fuzz/make_corpus.sh build/app/cli/tilefilter "$corpus"
-mkdir -p build-fuzz/crashes
+rm -rf build-fuzz/crashes && mkdir -p build-fuzz/crashes  # only this run's findings
 status=0
 for f in decode kernel_file filter_spec preset; do
   [ -x build-fuzz/tests/fuzz/fuzz_$f ] || continue
