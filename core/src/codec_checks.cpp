@@ -41,9 +41,9 @@ bool looks_like_jpeg(std::span<const unsigned char> b) {
 void check_jpeg_huffman_tables(std::span<const unsigned char> b, const std::string& name) {
   if (!looks_like_jpeg(b)) return;
   auto check_dht = [&](std::size_t p, std::size_t end) {  // p: first table, end: segment end
-    while (p + 17 <= end) {
+    while (p < end) {  // a table cut by the end of the file still counts: stb reads zeros there
       std::size_t symbols = 0;
-      for (int k = 1; k <= 16; ++k) symbols += b[p + k];
+      for (std::size_t k = p + 1; k < std::min(p + 17, end); ++k) symbols += b[k];
       if (symbols > 256) throw decode_error(name, "corrupt JPEG (a Huffman table has more than 256 codes)");
       p += 17 + symbols;
     }
