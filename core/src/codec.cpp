@@ -184,6 +184,10 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   check_png_header_limit(bytes, name, limits);
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
+  // stb's Radiance reader loops forever on RLE data cut short (found by fuzz_decode): OpenCV's
+  // reader takes .hdr wherever it is built in.
+  if (have_opencv_codecs() && stbi_is_hdr_from_memory(bytes.data(), static_cast<int>(bytes.size())))
+    return opencv_codecs::decode(bytes, name, limits, alloc);
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);

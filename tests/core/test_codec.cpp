@@ -161,6 +161,14 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
   EXPECT_NO_THROW(decode_jpeg_with("stb", {reinterpret_cast<const unsigned char*>(ok.data()), ok.size()}, "ok.jpg"));
 }
 
+TEST(Codec, CutRadianceRleIsRefusedNotLoopedOn) {
+  // Found by fuzz_decode: stb's HDR reader loops forever when RLE data ends early.
+  if (!have_opencv_codecs()) GTEST_SKIP() << "without OpenCV, .hdr goes through stb (known to hang on cut RLE data)";
+  const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-rle-cut.hdr");
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "cut.hdr"), Error);
+}
+
 TEST(Codec, ACorruptJpegDoesNotChangeTheNextDecode) {
   // Seen in batch: a corrupt JPEG left TurboJPEG's per-thread decompressor in a state that changed
   // the pixels of the next file decoded on that thread.
