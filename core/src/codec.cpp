@@ -57,6 +57,8 @@ void check_png_header_limit(std::span<const unsigned char> b, const std::string&
 
 Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
                       const PixelAllocator& alloc) {
+  const auto without_empty_idat = codec_checks::png_without_empty_idat(bytes);
+  if (without_empty_idat) bytes = *without_empty_idat;
   const auto* data = bytes.data();
   const int len = static_cast<int>(bytes.size());
   int w = 0, h = 0, comp = 0;
@@ -69,6 +71,7 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
   PixelType type = PixelType::U8;
   void* pixels = nullptr;
   if (stbi_is_hdr_from_memory(data, len)) {
+    codec_checks::check_radiance_data(bytes, name);
     type = PixelType::F32;
     pixels = stbi_loadf_from_memory(data, len, &w, &h, &comp, channels);
   } else if (stbi_is_16_bit_from_memory(data, len)) {
@@ -184,10 +187,6 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   check_png_header_limit(bytes, name, limits);
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
-  // stb's Radiance reader loops forever on RLE data cut short (found by fuzz_decode): OpenCV's
-  // reader takes .hdr wherever it is built in.
-  if (have_opencv_codecs() && stbi_is_hdr_from_memory(bytes.data(), static_cast<int>(bytes.size())))
-    return opencv_codecs::decode(bytes, name, limits, alloc);
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);

@@ -1,5 +1,9 @@
 #include "codec_checks.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace tf::codec_checks {
@@ -65,6 +69,85 @@ void check_jpeg_huffman_tables(std::span<const unsigned char> b, const std::stri
     const std::size_t end = std::min(b.size(), p + length);
     if (m == 0xC4) check_dht(p + 2, end);
     p = std::max(end, p + 2);
+  }
+}
+
+namespace {
+std::uint32_t be32(std::span<const unsigned char> b, std::size_t i) {
+  return (std::uint32_t(b[i]) << 24) | (std::uint32_t(b[i + 1]) << 16) | (std::uint32_t(b[i + 2]) << 8) | b[i + 3];
+}
+}  // namespace
+
+std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const unsigned char> b) {
+  static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+  if (b.size() < 8 || std::memcmp(b.data(), sig, 8) != 0) return std::nullopt;
+  std::vector<std::pair<std::size_t, std::size_t>> empty;  // [begin, end) of each empty IDAT chunk
+  for (std::size_t p = 8; p + 12 <= b.size();) {  // length(4) type(4) data(length) crc(4)
+    const std::size_t length = be32(b, p);
+    if (length > b.size() - p - 12) break;  // runs past the end: stb reports it
+    if (length == 0 && std::memcmp(b.data() + p + 4, "IDAT", 4) == 0) empty.emplace_back(p, p + 12);
+    if (std::memcmp(b.data() + p + 4, "IEND", 4) == 0) break;
+    p += 12 + length;
+  }
+  if (empty.empty()) return std::nullopt;
+  std::vector<unsigned char> out;
+  out.reserve(b.size());
+  std::size_t from = 0;
+  for (const auto& [begin, end] : empty) {
+    out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.begin() + static_cast<std::ptrdiff_t>(begin));
+    from = end;
+  }
+  out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.end());
+  return out;
+}
+
+void check_radiance_data(std::span<const unsigned char> b, const std::string& name) {
+  std::size_t p = 0;
+  // stb's header tokens are lines; it reads 0 at the end of the data, as this reader does.
+  auto line = [&] {
+    std::string s;
+    while (p < b.size() && b[p] != '\n') s.push_back(static_cast<char>(b[p++]));
+    ++p;
+    return s;
+  };
+  auto get8 = [&]() -> unsigned { return p < b.size() ? b[p++] : (++p, 0u); };
+  auto cut = [&] { return p > b.size(); };
+  const std::string magic = line();
+  if (magic != "#?RADIANCE" && magic != "#?RGBE") return;
+  while (p < b.size() && !line().empty()) {
+  }
+  long height = 0, width = 0;
+  if (std::sscanf(line().c_str(), "-Y %ld +X %ld", &height, &width) != 2 || height <= 0 || width <= 0) return;
+  if (height > (1 << 24) || width > (1 << 24)) return;  // stb refuses these itself
+  const std::size_t flat_bytes = std::size_t(width) * std::size_t(height) * 4;
+  auto check_flat = [&] {  // the whole image as raw RGBE quads from p on
+    if (b.size() < p || b.size() - p < flat_bytes)
+      throw decode_error(name, "truncated Radiance HDR (pixel data ends early)");
+  };
+  if (width < 8 || width >= 32768) return check_flat();
+  for (long j = 0; j < height; ++j) {
+    const std::size_t line_start = p;
+    const unsigned c1 = get8(), c2 = get8(), hi = get8();
+    if (c1 != 2 || c2 != 2 || (hi & 0x80)) {  // not run-length encoded: stb reads the whole image flat from here
+      p = line_start;
+      return check_flat();
+    }
+    if (long((hi << 8) | get8()) != width) return;  // stb: "invalid decoded scanline length"
+    for (int k = 0; k < 4; ++k)
+      for (long i = 0; i < width;) {
+        unsigned count = get8();
+        if (count == 0) throw decode_error(name, cut() ? "truncated Radiance HDR (run-length data ends early)"
+                                                       : "corrupt Radiance HDR (run of length 0)");
+        if (count > 128) {
+          count -= 128;
+          get8();
+        } else {
+          p += count;
+        }
+        if (long(count) > width - i) return;  // stb: "bad RLE data"
+        i += count;
+      }
+    if (cut()) throw decode_error(name, "truncated Radiance HDR (run-length data ends early)");
   }
 }
 

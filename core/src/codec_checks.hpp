@@ -1,8 +1,10 @@
 // Checks every decoder runs before it allocates pixels or trusts its input; shared by codec.cpp
 // (stb, OpenCV) and codec_turbojpeg.cpp so each idea has one implementation and one message.
 #pragma once
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
@@ -28,5 +30,17 @@ bool looks_like_jpeg(std::span<const unsigned char> bytes);
 // they add up to more than 256 (found by fuzz_decode). Throws a decode error for such a table, or
 // one that runs past its segment; call before any stb function sees JPEG bytes.
 void check_jpeg_huffman_tables(std::span<const unsigned char> bytes, const std::string& name);
+
+// A PNG may hold IDAT chunks of length 0 (legal, no data). When one comes first, Debian's
+// stb_image computes NULL + 0 (undefined behaviour, found by fuzz_decode). Returns the bytes with
+// every empty IDAT chunk left out, or nothing when there is none (the common case: no copy).
+// Bytes that are not a well-formed chunk sequence are left to the decoder to refuse.
+std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const unsigned char> bytes);
+
+// stb's Radiance (.hdr) reader loops forever on a run-length count of 0, which is also what it
+// reads past the end of a cut file (found by fuzz_decode), and it fills a cut file's missing
+// pixels with black. Walks the scanlines the way stb does and throws a decode error for a zero
+// count or data that ends early; returns for bytes stb itself refuses (bad header, bad runs).
+void check_radiance_data(std::span<const unsigned char> bytes, const std::string& name);
 
 }  // namespace tf::codec_checks

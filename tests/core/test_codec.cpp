@@ -162,11 +162,51 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
 }
 
 TEST(Codec, CutRadianceRleIsRefusedNotLoopedOn) {
-  // Found by fuzz_decode: stb's HDR reader loops forever when RLE data ends early.
-  if (!have_opencv_codecs()) GTEST_SKIP() << "without OpenCV, .hdr goes through stb (known to hang on cut RLE data)";
+  // Found by fuzz_decode: stb's HDR reader loops forever on a run of length 0, which is what it
+  // reads past the end of a cut file. Every build reads .hdr through stb, behind a scanline walk.
   const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-rle-cut.hdr");
   ASSERT_FALSE(bytes.empty());
   EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "cut.hdr"), Error);
+}
+
+TEST(Codec, RadianceFilesDecodeAndCutOnesAreRefused) {
+  test::TempDir dir;
+  // stb writes run-length scanlines for widths 8..32767 and flat quads otherwise: both shapes.
+  for (const int width : {67, 5}) {
+    const Image src = make_test_image(width, 9, Format{PixelType::F32, 3}, 40 + width);  // 0..1: RGBE has no sign
+    const auto path = dir / fmt::format("w{}.hdr", width);
+    encode_file(path, src.view());
+    const Image back = decode_file(path);
+    ASSERT_EQ(back.format(), src.format());
+    EXPECT_LT(test::compare(back.view(), src.view()).max_abs, 0.01) << path;  // RGBE keeps ~8 bits of mantissa
+    const auto whole = read_all(path);
+    for (std::size_t keep : {whole.size() - 1, whole.size() - 7, whole.size() * 2 / 3, whole.size() / 2}) {
+      write_all(dir / "cut.hdr", {whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)});
+      EXPECT_EQ(kind_of(dir / "cut.hdr"), ErrorKind::Decode) << path << " cut to " << keep << " bytes";
+    }
+  }
+}
+
+TEST(Codec, PngWithEmptyFirstIdatDecodes) {
+  // Found by fuzz_decode: an IDAT chunk of length 0 before the data made Debian's stb_image compute
+  // NULL + 0 (UBSan). Empty IDAT chunks are legal; they are left out before stb reads the file.
+  const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-png-empty-first-idat.png");
+  ASSERT_FALSE(bytes.empty());
+  try {
+    decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "fuzz.png");
+  } catch (const Error& e) {  // the fuzzed data may be corrupt; a clear error is fine, a crash is not
+    EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
+  }
+  // A valid PNG with an empty IDAT spliced in after IHDR decodes to the same pixels.
+  test::TempDir dir;
+  const Image src = test::random_image(31, 17, Format{PixelType::U8, 3}, 5);
+  encode_file(dir / "a.png", src.view());
+  auto png = read_all(dir / "a.png");
+  const std::size_t after_ihdr = 8 + 12 + 13;
+  const char empty_idat[] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', '\x35', '\xAF', '\x06', '\x1E'};
+  png.insert(png.begin() + static_cast<std::ptrdiff_t>(after_ihdr), std::begin(empty_idat), std::end(empty_idat));
+  const Image back = decode_memory({reinterpret_cast<const unsigned char*>(png.data()), png.size()}, "spliced.png");
+  EXPECT_TRUE(same_pixels(back.view(), src.view()));
 }
 
 TEST(Codec, ACorruptJpegDoesNotChangeTheNextDecode) {
