@@ -189,7 +189,10 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
-  if (!stb_knows && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
+  // OpenCV 4.6's Radiance reader leaks its FILE on a bad header (fuzz_decode ran out of file
+  // descriptors): anything that starts like a Radiance file ("#?RADIANCE", "#?RGBE") stays with stb.
+  const bool radiance = bytes.size() >= 2 && bytes[0] == '#' && bytes[1] == '?';
+  if (!stb_knows && !radiance && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
   return decode_with_stb(bytes, name, limits, alloc);
 }
 

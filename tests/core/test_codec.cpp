@@ -1,5 +1,6 @@
 // Codec round trips and bad files at the decoder level.
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -185,6 +186,20 @@ TEST(Codec, RadianceFilesDecodeAndCutOnesAreRefused) {
       EXPECT_EQ(kind_of(dir / "cut.hdr"), ErrorKind::Decode) << path << " cut to " << keep << " bytes";
     }
   }
+}
+
+TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
+  // Found by fuzz_decode ("Too many open files"): OpenCV 4.6's Radiance reader leaked its FILE on
+  // every bad header; a long batch of bad .hdr files would have run out of descriptors.
+  auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{});
+  };
+  const auto before = open_fds();
+  for (int i = 0; i < 300; ++i) {
+    const std::string bad = i % 2 ? "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y x\n" : "#?RGBE\n\n+X 8 -Y 8\n";
+    EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bad.data()), bad.size()}, "bad.hdr"), Error);
+  }
+  EXPECT_LE(open_fds(), before + 2);
 }
 
 TEST(Codec, PngWithEmptyFirstIdatDecodes) {
