@@ -37,17 +37,27 @@ std::pair<int, int> choose_tile_size(const TileJob& job, const std::vector<Devic
     const int side = std::max(s.tile_width, s.tile_height);
     return {side, side};
   }
-  int side = 1 << 30;
+  int tw = 1 << 30, th = 1 << 30;
   int lanes = 0;
   for (const auto& d : devices) {
-    side = std::min(side, d->max_tile_side(job));
+    const TileSize p = d->preferred_tile(job);
+    tw = std::min(tw, std::max(16, p.width));
+    th = std::min(th, std::max(16, p.height));
     lanes += d->lanes();
   }
-  const long long pixels = static_cast<long long>(job.src.width) * job.src.height;
-  // Split further while some lane would get nothing, but not below 256x256 (halo overhead).
-  while (side > 256 && pixels / (static_cast<long long>(side) * side) < lanes) side /= 2;
-  side = std::max(16, side);
-  return {std::min(side, job.src.width), std::min(side, job.src.height)};
+  tw = std::min(tw, job.src.width);
+  th = std::min(th, job.src.height);
+  auto tiles = [&] {
+    return static_cast<long long>((job.src.width + tw - 1) / tw) * ((job.src.height + th - 1) / th);
+  };
+  // Split further while some lane would get nothing, but not below 256x256 pixels (halo overhead):
+  // wide strips lose rows first (their rows stay whole), other tiles halve their longer side.
+  while (tiles() < lanes && static_cast<long long>(tw) * th > 256 * 256) {
+    if (tw >= 4 * th && th > 64) th /= 2;
+    else if (tw >= th) tw /= 2;
+    else th /= 2;
+  }
+  return {tw, th};
 }
 
 class Run {

@@ -43,4 +43,20 @@ int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo
   return side;
 }
 
+TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const Format& fmt, const Halo& halo,
+                               long long target_pixels) {
+  const int side = tile_side_for_budget(budget_bytes, fmt, halo);
+  if (side < 1024 || image_width <= 0) return {side, side};
+  auto round_up = [](long long v, int to) { return static_cast<int>((v + to - 1) / to * to); };
+  const int min_rows = round_up(std::max(256, 16 * (halo.top + halo.bottom)), 32);
+  const long long target = std::min(target_pixels, static_cast<long long>(side) * side);
+  // As many strips side by side as the width needs at min_rows, then equal widths.
+  const long long across = std::max<long long>(1, (image_width + target / min_rows - 1) / (target / min_rows));
+  const int width = std::min(image_width, round_up((image_width + across - 1) / across, 32));
+  int rows = std::max(min_rows, round_up(target / width, 32));
+  while (rows > 32 && tile_working_set(width, rows, fmt, halo) > budget_bytes) rows -= 32;
+  if (tile_working_set(width, rows, fmt, halo) > budget_bytes) return {side, side};
+  return {width, rows};
+}
+
 }  // namespace tf

@@ -32,6 +32,15 @@ using Clock = Telemetry::Clock;
 // Room left for the CUDA context, the kernels' own needs and other programs when no cap is given.
 constexpr std::size_t kMemoryMargin = 512ULL << 20;
 
+// FMAs per output pixel and channel for the whole chain (a separable pass costs its row plus its column taps).
+long long fmas_per_pixel(const Chain& chain) {
+  long long n = 0;
+  for (const auto& stage : chain)
+    for (const auto& c : stage.convs)
+      n += c.separable ? static_cast<long long>(c.row.size() + c.col.size()) : static_cast<long long>(c.kernel.taps.size());
+  return n;
+}
+
 bool is_pinned(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
@@ -83,12 +92,21 @@ class CudaDevice final : public Device {
   int lanes() const override { return wanted_lanes_.load(); }
   void set_lanes(int lanes) override { wanted_lanes_ = std::clamp(lanes, 1, 64); }
 
-  int max_tile_side(const TileJob& job) const override {
+  TileSize preferred_tile(const TileJob& job) const override {
     const std::size_t per_lane = lane_budget(*job.chain);
     // Our buffers need at most core's tile_working_set (upload + two stage buffers in the pixel type,
     // one float scratch); the maps and slack come out of the 10% kept back.
-    const int side = tile_side_for_budget(per_lane / 10 * 9, job.src.format, chain_halo(*job.chain));
-    return std::min(side, kPreferredTileSide);
+    const std::size_t budget = per_lane / 10 * 9;
+    const Halo halo = chain_halo(*job.chain);
+    // PCIe-bound chains go in full-width strips: each uploaded row is one contiguous host run
+    // (separable 31 taps, 8192² RGBA8 on one H200: 9.76 Gpix/s in strips, 7.71 in 1024² tiles).
+    // Compute-bound ones balance better over more, squarer tiles (2-D 31x31 on two H200: 10.34
+    // Gpix/s in 1024² tiles, 9.31 in strips); one H200 computes about 8 Gpix/s at 400 FMAs a pixel.
+    if (fmas_per_pixel(*job.chain) > kComputeBoundFmas) {
+      const int side = std::min(tile_side_for_budget(budget, job.src.format, halo), kSquareTileSide);
+      return {side, side};
+    }
+    return strip_tile_for_budget(job.src.width, budget, job.src.format, halo, kStripTilePixels);
   }
 
   void begin(const TileJob& job) override {

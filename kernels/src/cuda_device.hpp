@@ -10,9 +10,13 @@ namespace tf::cuda {
 // Streams (lanes) per GPU unless --streams says otherwise. Measured on an H100 (docs/performance.md):
 // 6 lanes of 1024-pixel tiles kept upload, kernel and download busy best (host-resident 9 taps).
 constexpr int kDefaultLanes = 6;
-// Tiles larger than this pipeline worse (the first upload and last download are not overlapped) and
-// gain nothing in kernel efficiency; the memory budget may ask for smaller ones.
-constexpr int kPreferredTileSide = 1024;
+// Tile shapes (the memory budget may ask for smaller ones): full-width strips of about this many
+// pixels for chains of at most kComputeBoundFmas FMAs a pixel, square tiles of kSquareTileSide for
+// heavier ones. Larger tiles pipeline worse (the first upload and last download are not overlapped)
+// and gain nothing in kernel efficiency. Measurements: CudaDevice::preferred_tile.
+constexpr long long kStripTilePixels = 8192 * 256;
+constexpr int kSquareTileSide = 1024;
+constexpr long long kComputeBoundFmas = 400;
 
 // Builds the Device for CUDA ordinal `ordinal`; `memory_cap` (bytes, 0 = the free memory) bounds what
 // its buffers may take. Throws tf::Error (Device) when the GPU cannot be used.

@@ -29,7 +29,7 @@ class FakeGpu final : public Device {
     info_.kind = DeviceKind::Cuda;
   }
   const DeviceInfo& info() const override { return info_; }
-  int max_tile_side(const TileJob& job) const override { return cpu_->max_tile_side(job); }
+  TileSize preferred_tile(const TileJob& job) const override { return cpu_->preferred_tile(job); }
   void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& t, int index) override {
     cpu_->process(job, tile, lane, attempt, t, index);
   }

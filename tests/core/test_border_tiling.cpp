@@ -76,5 +76,22 @@ TEST(Tiling, BudgetGivesATileThatFits) {
   }
 }
 
+TEST(Tiling, StripsSpanTheImageAndFitTheBudget) {
+  const Format f{PixelType::U8, 4};
+  const std::size_t big = std::size_t(512) << 20;
+  const long long target = 8192 * 256;
+  EXPECT_EQ(strip_tile_for_budget(8192, big, f, {4, 4, 4, 4}, target), (TileSize{8192, 256}));
+  EXPECT_EQ(strip_tile_for_budget(6000, big, f, {4, 4, 4, 4}, target), (TileSize{6000, 352}));     // a narrower image: more rows
+  EXPECT_EQ(strip_tile_for_budget(20000, big, f, {4, 4, 4, 4}, target), (TileSize{6688, 320}));    // a wider one: three strips side by side
+  EXPECT_EQ(strip_tile_for_budget(8192, big, f, {15, 15, 15, 15}, target), (TileSize{4096, 512}));  // 16x the 30 halo rows
+  EXPECT_EQ(strip_tile_for_budget(300, big, f, {1, 1, 1, 1}, target), (TileSize{300, 7008}));
+  for (std::size_t budget : {std::size_t(2) << 20, std::size_t(24) << 20, std::size_t(40) << 20, std::size_t(64) << 20, big}) {
+    const Halo halo{7, 9, 7, 9};
+    const TileSize t = strip_tile_for_budget(8192, budget, f, halo, target);
+    EXPECT_LE(tile_working_set(t.width, t.height, f, halo), budget) << budget;
+    if (budget < (std::size_t(24) << 20)) EXPECT_EQ(t.width, t.height) << "a small budget gets square tiles";
+  }
+}
+
 }  // namespace
 }  // namespace tf

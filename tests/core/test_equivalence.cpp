@@ -1,5 +1,6 @@
 // Bitwise equality where the contract promises it: tiled = untiled for any tile size, cpu:1 = cpu:4,
 // a chain = its filters applied one by one, unequal devices and failing devices change nothing.
+#include <array>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -99,6 +100,35 @@ TEST(Equivalence, ChainEqualsFiltersOneByOne) {
         // Wrap and tiny images need the filter-by-filter fallback; the others run in one pass.
         if (mode != BorderMode::Wrap && w > 100) EXPECT_EQ(report.passes, 1);
       }
+}
+
+// A device that asks for wide strips and runs 8 lanes (the reference path does the work).
+class StripDevice : public Device {
+ public:
+  const DeviceInfo& info() const override { return cpu_->info(); }
+  int lanes() const override { return 8; }
+  TileSize preferred_tile(const TileJob&) const override { return {1024, 128}; }
+  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& t, int index) override {
+    cpu_->process(job, tile, lane, attempt, t, index);
+  }
+
+ private:
+  DevicePtr cpu_ = cpu::make_cpu_device(0);
+};
+
+TEST(Scheduler, StripsKeepWholeRowsWhenSplitForLanes) {
+  const std::vector<DevicePtr> devices = {std::make_shared<StripDevice>()};
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  for (const auto& [w, h, tw, th] : {std::array{1024, 2000, 1024, 128}, std::array{1024, 500, 1024, 64},
+                                     std::array{1500, 300, 1024, 64}, std::array{2500, 1000, 1024, 128}}) {
+    const Image src = test::random_image(w, h, Format{PixelType::U8, 3}, test::test_seed(w + h));
+    JobReport report;
+    const Image out = run(src, chain, devices, Border{}, 0, &report);
+    EXPECT_EQ(report.tile_width, tw) << w << "x" << h;
+    EXPECT_EQ(report.tile_height, th) << w << "x" << h;
+    EXPECT_GE(report.tiles, 8) << w << "x" << h;
+    EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view())) << w << "x" << h;
+  }
 }
 
 TEST(Scheduler, SlowDeviceGetsFewerTiles) {

@@ -51,6 +51,25 @@ TEST(GpuEngine, DeviceMemoryCapStreamsABiggerImage) {
               report.tile_height, cuda::reserved_bytes(*sel.devices[0]) >> 20);
 }
 
+// PCIe-bound chains get full-width strips, compute-bound ones square tiles (measurements in
+// kernels/src/cuda_device.cpp); either way the bits are the CPU's.
+TEST(GpuEngine, TileShapeFollowsTheWorkload) {
+  TF_REQUIRE_GPU();
+  const auto one = first_gpus(1);
+  const Image src = test::random_image(4096, 2048, {PixelType::U8, 4}, test::test_seed(5));
+  JobOptions o;
+  JobReport strips, squares;
+  const Chain light = parse_chain({"gaussian:sigma=1.33,radius=4"});
+  EXPECT_TRUE(same_bits(cpu_reference(src, light, o.border), run_on(src, light, one, o, &strips)));
+  EXPECT_EQ(strips.tile_width, 4096);
+  EXPECT_LE(strips.tile_height, 512);
+  const Chain heavy = parse_chain({"unsharp:sigma=5"});  // 2-D 31x31: 961 FMAs a pixel
+  run_on(src, heavy, one, o, &squares);
+  EXPECT_EQ(squares.tile_width, squares.tile_height);
+  std::printf("9 taps: %d tiles of %dx%d; 2-D 31x31: %d tiles of %dx%d\n", strips.tiles, strips.tile_width,
+              strips.tile_height, squares.tiles, squares.tile_width, squares.tile_height);
+}
+
 // A tile the budget cannot hold fails on the GPU (a typed error, no crash) and the CPU does it.
 TEST(GpuEngine, TileOverTheBudgetFallsBackToTheCpu) {
   TF_REQUIRE_GPU();

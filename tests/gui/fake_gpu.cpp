@@ -27,7 +27,7 @@ class FakeGpu final : public Device {
   const DeviceInfo& info() const override { return info_; }
   int lanes() const override { return streams_; }
   void set_lanes(int lanes) override { streams_ = lanes; }
-  int max_tile_side(const TileJob&) const override { return 256; }
+  TileSize preferred_tile(const TileJob&) const override { return {256, 256}; }
 
   void process(const TileJob& job, const Tile& tile, int lane, int, Telemetry& t, int device_index) override {
     ++busy_;

@@ -59,8 +59,10 @@ class Device {
   // Workers the scheduler runs for this device: CUDA streams, or 1 for a CPU worker.
   virtual int lanes() const { return 1; }
   virtual void set_lanes(int /*lanes*/) {}
-  // Largest tile side this device wants for the job (from its memory budget).
-  virtual int max_tile_side(const TileJob& job) const = 0;
+  // Tile size (output pixels) this device wants for the job, within its memory budget. The
+  // scheduler takes the smallest width and height over the job's devices, then splits further
+  // until every lane has a tile.
+  virtual TileSize preferred_tile(const TileJob& job) const = 0;
   // Per-job setup (taps to the device, buffers) and teardown; called once per job by the scheduler.
   virtual void begin(const TileJob& /*job*/) {}
   virtual void end() {}

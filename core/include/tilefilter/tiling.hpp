@@ -10,6 +10,11 @@
 
 namespace tf {
 
+struct TileSize {
+  int width = 0, height = 0;
+  bool operator==(const TileSize&) const = default;
+};
+
 struct Tile {
   int index = 0;
   Rect out;  // inside the image
@@ -21,6 +26,14 @@ std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_w
 // Largest square-ish tile whose working set (padded input, float intermediates, output) fits
 // `budget_bytes`, rounded down to `align` pixels, at least 16. Used for device memory budgets.
 int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo& halo, int align = 32);
+
+// Full-width strips of about `target_pixels` output pixels for an image `image_width` wide: at
+// least 256 rows and 16 times the vertical halo (so halo rows cost at most ~6% extra), as wide as
+// the image (an image wider than target_pixels / those rows gets equal strips side by side), within
+// `budget_bytes`. A square tile_side_for_budget() tile when the budget holds less than a 1024² one.
+// For PCIe-bound devices: each uploaded row is one contiguous run of host memory.
+TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const Format& fmt, const Halo& halo,
+                               long long target_pixels);
 
 // Bytes a device needs to process one tile of the given output size (padded input in the pixel
 // type, two float work buffers of the padded size, output in the pixel type).

@@ -20,7 +20,7 @@ class CpuDevice final : public Device {
   }
   const DeviceInfo& info() const override { return info_; }
   // Tiles that stay in L2/L3 and leave enough of them for every worker to balance.
-  int max_tile_side(const TileJob&) const override { return 512; }
+  TileSize preferred_tile(const TileJob&) const override { return {512, 512}; }
 
   void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
                int device_index) override {
