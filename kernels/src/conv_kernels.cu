@@ -449,40 +449,29 @@ __device__ __forceinline__ void slide(Px<C> (&acc0)[R], Px<C> (&acc1)[R], int K,
   Px<C> w[R];
 #pragma unroll
   for (int j = 0; j < R - 1; ++j) w[j] = load(0, j);
+  // Tap k + u: window element k + u + R - 1 enters the register ring, then every output takes its FMA.
+  auto tap = [&](int k, int u) {
+    w[(u + R - 1) % R] = load(k, u + R - 1);
+    if (Use0) {
+      const float t = t0[k + u];
+#pragma unroll
+      for (int i = 0; i < R; ++i) fma_px<C>(acc0[i], w[(u + i) % R], t);
+    }
+    if (Use1) {
+      const float t = t1[k + u];
+#pragma unroll
+      for (int i = 0; i < R; ++i) fma_px<C>(acc1[i], w[(u + i) % R], t);
+    }
+  };
   int k = 0;
   for (; k + R <= K; k += R) {
 #pragma unroll
-    for (int u = 0; u < R; ++u) {
-      w[(u + R - 1) % R] = load(k, u + R - 1);
-      if (Use0) {
-        const float t = t0[k + u];
-#pragma unroll
-        for (int i = 0; i < R; ++i) fma_px<C>(acc0[i], w[(u + i) % R], t);
-      }
-      if (Use1) {
-        const float t = t1[k + u];
-#pragma unroll
-        for (int i = 0; i < R; ++i) fma_px<C>(acc1[i], w[(u + i) % R], t);
-      }
-    }
+    for (int u = 0; u < R; ++u) tap(k, u);
   }
   if (k < K) {
 #pragma unroll
-    for (int u = 0; u < R; ++u) {
-      if (k + u < K) {
-        w[(u + R - 1) % R] = load(k, u + R - 1);
-        if (Use0) {
-          const float t = t0[k + u];
-#pragma unroll
-          for (int i = 0; i < R; ++i) fma_px<C>(acc0[i], w[(u + i) % R], t);
-        }
-        if (Use1) {
-          const float t = t1[k + u];
-#pragma unroll
-          for (int i = 0; i < R; ++i) fma_px<C>(acc1[i], w[(u + i) % R], t);
-        }
-      }
-    }
+    for (int u = 0; u < R; ++u)
+      if (k + u < K) tap(k, u);
   }
 }
 
