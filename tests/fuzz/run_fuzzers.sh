@@ -16,7 +16,7 @@ for f in decode kernel_file filter_spec preset; do
   [ -d "tests/fuzz/regressions/$f" ] && dirs+=("tests/fuzz/regressions/$f")
   echo "fuzz_$f: ${seconds}s"
   build-fuzz/tests/fuzz/fuzz_$f -max_total_time="$seconds" -rss_limit_mb=2048 -artifact_prefix=build-fuzz/crashes/$f- \
-    -print_final_stats=1 "${dirs[@]}" 2>&1 | grep -E 'stat::number_of_executed_units|cov:.*DONE|ERROR|SUMMARY|Done' || status=1
+    -print_final_stats=1 "${dirs[@]}" 2>&1 | grep -E 'stat::number_of_executed_units|cov:.*DONE|==[0-9]+==ERROR|runtime error|SUMMARY|Done' || status=1
 done
 if ls build-fuzz/crashes/* >/dev/null 2>&1; then echo "fuzzers found crashes:"; ls build-fuzz/crashes; exit 1; fi
 exit $status
