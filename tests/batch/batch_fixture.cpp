@@ -105,7 +105,8 @@ std::vector<std::string> files_under(const std::string& dir) {
   // Files may come and go while a batch runs beside us: no canonical paths, no throwing.
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code file_ec;
-    if (it->is_regular_file(file_ec)) out.push_back(it->path().lexically_relative(dir).string());
+    if (it->is_regular_file(file_ec) && it->path().filename() != ".tilefilter-batch.json")  // the job record
+      out.push_back(it->path().lexically_relative(dir).string());
   }
   std::sort(out.begin(), out.end());
   return out;

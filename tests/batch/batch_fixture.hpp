@@ -27,7 +27,7 @@ void write_bytes(const std::string& path, const std::vector<unsigned char>& byte
 
 // Files under `dir` whose name is a tf::temporary_name_for() name.
 std::vector<std::string> temporaries_under(const std::string& dir);
-// Regular files under `dir`, relative, sorted.
+// Regular files under `dir`, relative, sorted; the batch job record (.tilefilter-batch.json) left out.
 std::vector<std::string> files_under(const std::string& dir);
 
 // The CLI as a child process (stdout and stderr to `log`); wait_cli returns the exit code, or

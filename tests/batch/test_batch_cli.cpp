@@ -138,5 +138,33 @@ TEST(BatchCli, ExitCodes) {
   EXPECT_EQ(run_cli(fmt::format("batch {0} {0} -f box", quoted(good)), &log), 2) << log;
 }
 
+TEST(BatchCli, ResumeRefusesAFolderMadeByAnotherJob) {
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  fs::create_directories(in);
+  for (int i = 0; i < 2; ++i)
+    encode_file(fmt::format("{}/p{}.png", in, i), make_test_image(64 + i, 48, Format{PixelType::U8, 3}, 30 + i).view());
+  std::string log;
+  ASSERT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  const auto before = read_bytes(out + "/p0.png");
+  // Another filter, or another border: --resume would keep outputs the new job would not make.
+  for (const char* other : {"-f gaussian:sigma=2", "-f box --border wrap"}) {
+    EXPECT_EQ(run_cli(fmt::format("batch {} {} {} --resume --devices cpu:1", quoted(in), quoted(out), other), &log), 2) << log;
+    EXPECT_NE(log.find("--resume would mix two jobs"), std::string::npos) << log;
+    EXPECT_NE(log.find("box"), std::string::npos) << "names the earlier job's filters\n" << log;
+    EXPECT_TRUE(read_bytes(out + "/p0.png") == before) << "nothing written";
+  }
+  // The same job resumes; without --resume another job redoes every file and takes the folder over.
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_FALSE(read_bytes(out + "/p0.png") == before);
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  // A folder without a record (made by hand, or by an older version) resumes, saying so.
+  fs::remove(out + "/.tilefilter-batch.json");
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_NE(log.find("no record of an earlier job"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace tf::test

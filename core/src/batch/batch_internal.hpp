@@ -125,6 +125,14 @@ int remove_stale_temporaries(const std::string& dir);
 // not older than the input, and for PNG/JPEG ending with the format's end marker.
 bool output_is_complete(const std::string& path, const std::string& input);
 
+// The job record kept in OUT_DIR (kJobRecordName): what decides the output pixels (filters, border,
+// format, quality). check_job_record() throws InvalidArgument when --resume meets a folder filled by
+// a different job, which would mix two jobs' results; it returns a note when there is no record.
+// write_job_record() replaces it atomically.
+inline constexpr const char* kJobRecordName = ".tilefilter-batch.json";
+std::string check_job_record(const BatchOptions& opt);
+void write_job_record(const BatchOptions& opt);
+
 // `child` equals `parent` or lies below it (both absolute and normalized).
 bool is_within(const std::string& child, const std::string& parent);
 // True when the folder `dir` (which may not exist yet) resolves inside `root` once existing

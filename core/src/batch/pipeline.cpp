@@ -451,6 +451,12 @@ BatchReport run_batch(const BatchOptions& options) {
   if (ec) throw Error(ErrorKind::Io, fmt::format("{}: cannot create the output folder ({})", options.output_dir, ec.message()));
   if (const int stale = batch::remove_stale_temporaries(options.output_dir); stale > 0)
     plan.notes.push_back(fmt::format("removed {} temporary file{} left by an interrupted run", stale, stale == 1 ? "" : "s"));
+  if (options.resume) {
+    std::string note = batch::check_job_record(options);
+    const bool any_done = std::any_of(plan.items.begin(), plan.items.end(), [](const auto& item) { return item.complete; });
+    if (!note.empty() && any_done) plan.notes.push_back(std::move(note));
+  }
+  batch::write_job_record(options);
 
   const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
   BatchRun run(options, std::move(plan), chain, devices, budget, base);
