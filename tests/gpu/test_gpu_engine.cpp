@@ -1,6 +1,8 @@
 // The multi-GPU engine around the kernels: the device-memory cap, fault injection and retries,
 // the CPU fallback, pinned and pageable images, telemetry, device-resident runs, discovery.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -220,10 +222,15 @@ TEST(GpuSanitizerSubset, KernelsOnSmallImages) {
         JobOptions o;
         o.border = {mode, 3.0f};
         const Image expected = cpu_reference(src, chain, o.border);
+        const auto t0 = std::chrono::steady_clock::now();
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(2), o))) << specs[0] << " " << to_string(f);
         o.schedule.tile_width = 48;
         o.schedule.tile_height = 40;
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(1), o))) << specs[0] << " " << to_string(f);
+        // Under compute-sanitizer this shows where the time goes.
+        std::printf("[subset] %s %s %s: %.0f ms\n", specs[0].c_str(), to_string(f).c_str(), to_string(mode).c_str(),
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        std::fflush(stdout);
       }
   }
   const Image src = test::random_image(100, 70, {PixelType::U8, 4}, seed);
