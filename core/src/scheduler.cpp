@@ -45,19 +45,20 @@ std::pair<int, int> choose_tile_size(const TileJob& job, const std::vector<Devic
     th = std::min(th, std::max(16, p.height));
     lanes += d->lanes();
   }
-  tw = std::min(tw, job.src.width);
-  th = std::min(th, job.src.height);
-  auto tiles = [&] {
-    return static_cast<long long>((job.src.width + tw - 1) / tw) * ((job.src.height + th - 1) / th);
-  };
-  // Split further while some lane would get nothing, but not below 256x256 pixels (halo overhead):
-  // wide strips lose rows first (their rows stay whole), other tiles halve their longer side.
-  while (tiles() < lanes && static_cast<long long>(tw) * th > 256 * 256) {
+  // Split further while the image holds fewer whole tiles than there are lanes (edge tiles are
+  // partial: counting them would leave lanes idle behind one big tile), but not below 256x256
+  // pixels (halo overhead). Wide strips lose rows first (their rows stay whole), squares halve
+  // both sides, other tiles their longer side.
+  const long long pixels = static_cast<long long>(job.src.width) * job.src.height;
+  while (pixels / (static_cast<long long>(tw) * th) < lanes && static_cast<long long>(tw) * th > 256 * 256) {
     if (tw >= 4 * th && th > 64) th /= 2;
-    else if (tw >= th) tw /= 2;
+    else if (tw == th) {
+      tw /= 2;
+      th /= 2;
+    } else if (tw > th) tw /= 2;
     else th /= 2;
   }
-  return {tw, th};
+  return {std::min(tw, job.src.width), std::min(th, job.src.height)};
 }
 
 class Run {
