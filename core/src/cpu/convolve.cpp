@@ -35,12 +35,41 @@ TF_MULTIVERSION void fma_row4(float* __restrict acc, const float* __restrict s0,
     acc[i] = std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]))));
 }
 
-// acc[i] = sum over k of src_k[i] * taps[k], k in order, where src_k = base + k * step.
+// The sweeps for the taps left over after groups of four: two, three or five taps in one pass
+// (a single-tap sweep costs a load and store of acc per FMA: 9 taps as 4 + 5 instead of 4 + 4 + 1).
+TF_MULTIVERSION void fma_row2(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1];
+  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]));
+}
+TF_MULTIVERSION void fma_row3(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2];
+  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])));
+}
+TF_MULTIVERSION void fma_row5(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* __restrict s3, const float* __restrict s4,
+                              const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3], t4 = taps[4];
+  for (std::size_t i = 0; i < n; ++i)
+    acc[i] = std::fma(s4[i], t4, std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])))));
+}
+
+// acc[i] = sum over k of src_k[i] * taps[k], k in order, where src_k = base + k * step. However the
+// taps are grouped into sweeps, each output's FMAs run in tap order: the bits do not depend on it.
 void fma_taps(float* acc, const float* base, std::ptrdiff_t step, const float* taps, int count, std::size_t n) {
+  auto src = [&](int k) { return base + k * step; };
+  const int fours = count % 4 == 1 && count >= 5 ? count / 4 - 1 : count / 4;  // a lone last tap joins a group of 5
   int k = 0;
-  for (; k + 4 <= count; k += 4)
-    fma_row4(acc, base + k * step, base + (k + 1) * step, base + (k + 2) * step, base + (k + 3) * step, taps + k, n);
-  for (; k < count; ++k) fma_row(acc, base + k * step, taps[k], n);
+  for (int g = 0; g < fours; ++g, k += 4) fma_row4(acc, src(k), src(k + 1), src(k + 2), src(k + 3), taps + k, n);
+  switch (count - k) {
+    case 0: break;
+    case 1: fma_row(acc, src(k), taps[k], n); break;
+    case 2: fma_row2(acc, src(k), src(k + 1), taps + k, n); break;
+    case 3: fma_row3(acc, src(k), src(k + 1), src(k + 2), taps + k, n); break;
+    case 5: fma_row5(acc, src(k), src(k + 1), src(k + 2), src(k + 3), src(k + 4), taps + k, n); break;
+    default: throw Error(ErrorKind::Internal, "fma_taps: unexpected remainder");
+  }
 }
 
 TF_MULTIVERSION void magnitude_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
