@@ -34,7 +34,8 @@ bool choose_platform(int argc, char** argv) {
       !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
     return true;
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--screenshot", 12) == 0 || std::strncmp(argv[i], "--speedup-screenshot", 20) == 0) {
+    if (std::strncmp(argv[i], "--screenshot", 12) == 0 || std::strncmp(argv[i], "--speedup-screenshot", 20) == 0 ||
+        std::strncmp(argv[i], "--bench-plot", 12) == 0) {
       qputenv("QT_QPA_PLATFORM", "offscreen");
       return true;
     }
@@ -74,9 +75,12 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
   const QCommandLineOption split("split", "position of the before/after split, 0..1 (default 0.5)", "F");
   const QCommandLineOption window("window", "window size (default 1600x1000)", "WxH");
   const QCommandLineOption light("light", "light theme instead of the dark one");
+  const QCommandLineOption bench_plot("bench-plot", "draw the results of `tilefilter bench --json FILE` as charts into --plot-out, then quit", "FILE");
+  const QCommandLineOption plot_out("plot-out", "the PNG that --bench-plot writes", "PNG");
   const QCommandLineOption no_settings("no-settings", "neither read nor write saved settings (implied by --screenshot)");
   const QCommandLineOption timeout("timeout", "seconds to wait for the job before a screenshot gives up (default 300)", "S");
-  p.addOptions({filter, border, devices, generate, preset, apply, screenshot, speedup, zoom, split, window, light, no_settings, timeout});
+  p.addOptions({filter, border, devices, generate, preset, apply, screenshot, speedup, bench_plot, plot_out, zoom, split, window, light,
+                no_settings, timeout});
 
   if (!p.parse(app.arguments())) {
     std::fprintf(stderr, "tilefilter-gui: %s\n(see tilefilter-gui --help)\n", qPrintable(p.errorText()));
@@ -117,6 +121,9 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
   o.apply = p.isSet(apply);
   o.screenshot = p.value(screenshot);
   o.speedup_screenshot = p.value(speedup);
+  o.bench_plot = p.value(bench_plot);
+  o.plot_out = p.value(plot_out);
+  if (o.bench_plot.isEmpty() != o.plot_out.isEmpty()) return usage(QStringLiteral("--bench-plot and --plot-out go together"));
   o.zoom = p.value(zoom);
   if (p.isSet(split)) {
     bool ok = false;

@@ -21,6 +21,7 @@ struct AppOptions {
   bool apply = false;           // --apply: apply the chain before the screenshot
   QString screenshot;           // --screenshot FILE
   QString speedup_screenshot;   // --speedup-screenshot FILE
+  QString bench_plot, plot_out;  // --bench-plot BENCH.json --plot-out PNG (no window)
   QString zoom;                 // fit | 100 | percent
   double split = 0.5;           // before/after split position
   QSize window{1600, 1000};     // --window WxH

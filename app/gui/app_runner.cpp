@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "bench_plot.hpp"
 #include "filter_panel.hpp"
 #include "image_view.hpp"
 #include "main_window.hpp"
@@ -102,6 +103,10 @@ int run_speedup_screenshot(QApplication& app, MainWindow& window, const AppOptio
 }  // namespace
 
 int run_app(QApplication& app, const AppOptions& o) {
+  if (!o.bench_plot.isEmpty()) {
+    apply_theme(app, !o.light);
+    return write_bench_plot(o.bench_plot, o.plot_out);
+  }
   std::unique_ptr<QTemporaryDir> fresh_settings;
   if (o.no_settings) {
     // Settings go to a throw-away folder: nothing is read from or written to the user's.

@@ -1,8 +1,14 @@
-// tilefilter-gui as a program: --help, and --screenshot, which the README images are made with.
+// tilefilter-gui as a program: --help, --screenshot, which the README images are made with, and
+// --bench-plot, which draws `tilefilter bench --json` output.
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QtCharts/QBarSeries>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChartView>
 
+#include "bench_plot.hpp"
 #include "gui_test_support.hpp"
 
 namespace tf::gui {
@@ -54,6 +60,66 @@ TEST(GuiCommandLine, ScreenshotAfterTheJob) {
   const GuiRun bad = run_gui({QString::fromStdString(dir / "missing.png"), "--screenshot", shot + "2"});
   EXPECT_EQ(bad.code, 1) << bad.output.toStdString();
   EXPECT_FALSE(QFileInfo::exists(shot + "2"));
+}
+
+// Two workloads, both modes, one and two devices, as `tilefilter bench --json` writes them.
+const char* kBenchJson = R"({"date": "2026-11-22", "runtime": "CUDA runtime 13.0", "border": "reflect101",
+  "image": {"width": 8192, "height": 8192, "format": "RGBA u8"},
+  "devices": [{"id": "gpu0", "name": "NVIDIA H200"}, {"id": "gpu1", "name": "NVIDIA H200"}],
+  "results": [
+    {"workload": "separable 9 taps", "mode": "resident", "devices": 1, "gigapixels_per_s": 86.6},
+    {"workload": "separable 9 taps", "mode": "resident", "devices": 2, "gigapixels_per_s": 170.1},
+    {"workload": "separable 9 taps", "mode": "host", "devices": 1, "gigapixels_per_s": 9.88},
+    {"workload": "separable 9 taps", "mode": "host", "devices": 2, "gigapixels_per_s": 15.3},
+    {"workload": "2-D 31x31", "mode": "resident", "devices": 1, "gigapixels_per_s": 5.89},
+    {"workload": "2-D 31x31", "mode": "resident", "devices": 2, "gigapixels_per_s": 11.7},
+    {"workload": "2-D 31x31", "mode": "host", "devices": 1, "gigapixels_per_s": 5.56},
+    {"workload": "2-D 31x31", "mode": "host", "devices": 2, "gigapixels_per_s": 9.69}]})";
+
+TEST(BenchPlot, ChartsHoldTheMeasuredRates) {
+  ensure_gui_app();
+  QString error;
+  std::unique_ptr<QWidget> plot(make_bench_plot(kBenchJson, &error));
+  ASSERT_NE(plot, nullptr) << error.toStdString();
+  const auto views = plot->findChildren<QChartView*>();
+  ASSERT_EQ(views.size(), 2);  // resident, host
+  auto* bars = qobject_cast<QBarSeries*>(views[0]->chart()->series().value(0));
+  ASSERT_NE(bars, nullptr);
+  ASSERT_EQ(bars->count(), 2);  // 1 GPU, 2 GPUs
+  EXPECT_DOUBLE_EQ(bars->barSets()[0]->at(0), 86.6);
+  EXPECT_DOUBLE_EQ(bars->barSets()[1]->at(1), 11.7);
+  auto* host = qobject_cast<QBarSeries*>(views[1]->chart()->series().value(0));
+  ASSERT_NE(host, nullptr);
+  EXPECT_DOUBLE_EQ(host->barSets()[1]->at(0), 15.3);
+  // Not bench output: no widget, a reason.
+  EXPECT_EQ(make_bench_plot("{\"results\": []}", &error), nullptr);
+  EXPECT_FALSE(error.isEmpty());
+  EXPECT_EQ(make_bench_plot("not json", &error), nullptr);
+}
+
+TEST(GuiCommandLine, BenchPlotWritesAPng) {
+  ensure_gui_app();
+  TempDir dir;
+  const QString json = QString::fromStdString(dir / "bench.json"), png = QString::fromStdString(dir / "bench.png");
+  QFile f(json);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write(kBenchJson);
+  f.close();
+  const GuiRun r = run_gui({"--bench-plot", json, "--plot-out", png});
+  ASSERT_EQ(r.code, 0) << r.output.toStdString();
+  const QImage image(png);
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.size(), QSize(1500, 620));
+  // A broken file names itself and writes nothing; --bench-plot needs --plot-out.
+  QFile bad(json);
+  ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+  bad.write("{\"results\": 3");
+  bad.close();
+  const GuiRun broken = run_gui({"--bench-plot", json, "--plot-out", png + "2"});
+  EXPECT_EQ(broken.code, 1);
+  EXPECT_TRUE(broken.output.contains(json)) << broken.output.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(png + "2"));
+  EXPECT_EQ(run_gui({"--bench-plot", json}).code, 2);
 }
 
 }  // namespace
