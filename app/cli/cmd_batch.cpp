@@ -107,18 +107,11 @@ void write_report(const std::string& path, const BatchReport& report) {
     if (fs::exists(path, ec) && fs::equivalent(path, f.input, ec))
       throw Error(ErrorKind::InvalidArgument, fmt::format("--report {}: is one of the input files; refusing to overwrite it", path));
   }
-  const std::string tmp = temporary_name_for(path);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << batch_report_json(report);
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw Error(ErrorKind::Io, fmt::format("--report {}: cannot write", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(ErrorKind::Io, fmt::format("--report {}: cannot rename into place", path));
+  const std::string text = batch_report_json(report);
+  try {
+    write_file_atomically(path, {reinterpret_cast<const unsigned char*>(text.data()), text.size()});
+  } catch (const Error& e) {
+    throw Error(e.kind(), fmt::format("--report {}", e.what()));
   }
 }
 

@@ -44,17 +44,6 @@ bool one_of(const std::string& ext, std::initializer_list<const char*> list) {
 const std::initializer_list<const char*> kStbRead = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".hdr", ".pnm", ".ppm", ".pgm", ".psd"};
 const std::initializer_list<const char*> kOpenCvOnly = {".tif", ".tiff", ".webp", ".pfm", ".jp2", ".exr"};
 
-// stb refuses PNG headers over 2^30 bytes before telling the size; the limit check must still come
-// first, so the size is read from the IHDR chunk (fixed offsets 16..23, big-endian).
-void check_png_header_limit(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
-  static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-  if (b.size() < 24 || std::memcmp(b.data(), sig, 8) != 0 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;
-  auto be32 = [&](std::size_t i) {
-    return (std::uint32_t(b[i]) << 24) | (std::uint32_t(b[i + 1]) << 16) | (std::uint32_t(b[i + 2]) << 8) | b[i + 3];
-  };
-  check_pixel_limit(name, be32(16), be32(20), limits);
-}
-
 Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
                       const PixelAllocator& alloc) {
   const auto without_empty_idat = codec_checks::png_without_empty_idat(bytes);
@@ -184,7 +173,7 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   if (bytes.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", name));
   if (bytes.size() > limits.max_file_bytes)
     throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
-  check_png_header_limit(bytes, name, limits);
+  codec_checks::check_png_header_limit(bytes, name, limits);
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
   int w = 0, h = 0, comp = 0;
@@ -243,6 +232,10 @@ void encode_file(const std::string& path, const ImageView& image, const EncodeOp
   } catch (const Error& e) {
     throw Error(ErrorKind::Io, fmt::format("{}: cannot encode ({})", path, e.what()));
   }
+  write_file_atomically(path, bytes);
+}
+
+void write_file_atomically(const std::string& path, std::span<const unsigned char> bytes) {
   const std::string tmp = temporary_name_for(path);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(ErrorKind::Io, fmt::format("{}: cannot write ({})", path, std::strerror(errno)));

@@ -76,11 +76,20 @@ namespace {
 std::uint32_t be32(std::span<const unsigned char> b, std::size_t i) {
   return (std::uint32_t(b[i]) << 24) | (std::uint32_t(b[i + 1]) << 16) | (std::uint32_t(b[i + 2]) << 8) | b[i + 3];
 }
+bool is_png(std::span<const unsigned char> b) {
+  static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+  return b.size() >= 8 && std::memcmp(b.data(), sig, 8) == 0;
+}
 }  // namespace
 
+void check_png_header_limit(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
+  // IHDR is the first chunk: its type at offsets 12..15, width and height at 16..23.
+  if (!is_png(b) || b.size() < 24 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;
+  check_pixel_limit(name, be32(b, 16), be32(b, 20), limits);
+}
+
 std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const unsigned char> b) {
-  static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-  if (b.size() < 8 || std::memcmp(b.data(), sig, 8) != 0) return std::nullopt;
+  if (!is_png(b)) return std::nullopt;
   std::vector<std::pair<std::size_t, std::size_t>> empty;  // [begin, end) of each empty IDAT chunk
   for (std::size_t p = 8; p + 12 <= b.size();) {  // length(4) type(4) data(length) crc(4)
     const std::size_t length = be32(b, p);

@@ -31,6 +31,10 @@ bool looks_like_jpeg(std::span<const unsigned char> bytes);
 // one that runs past its segment; call before any stb function sees JPEG bytes.
 void check_jpeg_huffman_tables(std::span<const unsigned char> bytes, const std::string& name);
 
+// stb refuses PNG headers over 2^30 bytes before telling the size; the limit check must still come
+// first, so this reads the size from the IHDR chunk and throws like check_pixel_limit.
+void check_png_header_limit(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits);
+
 // A PNG may hold IDAT chunks of length 0 (legal, no data). When one comes first, Debian's
 // stb_image computes NULL + 0 (undefined behaviour, found by fuzz_decode). Returns the bytes with
 // every empty IDAT chunk left out, or nothing when there is none (the common case: no copy).

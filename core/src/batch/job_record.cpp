@@ -1,7 +1,4 @@
 // The job record in OUT_DIR: --resume only skips outputs that the same job would have written.
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -58,21 +55,8 @@ std::string check_job_record(const BatchOptions& opt) {
 }
 
 void write_job_record(const BatchOptions& opt) {
-  const std::string path = path_of(opt);
-  const std::string tmp = temporary_name_for(path);
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << record_of(opt).dump(2) << '\n';
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw Error(ErrorKind::Io, fmt::format("{}: cannot write the job record", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot rename into place ({})", path, std::strerror(e)));
-  }
+  const std::string text = record_of(opt).dump(2) + '\n';
+  write_file_atomically(path_of(opt), {reinterpret_cast<const unsigned char*>(text.data()), text.size()});
 }
 
 }  // namespace tf::batch
