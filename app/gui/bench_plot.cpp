@@ -7,11 +7,9 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QVBoxLayout>
-#include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QChartView>
-#include <QtCharts/QValueAxis>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -51,18 +49,7 @@ QChart* bar_chart(const QString& title, const std::vector<Point>& points, const 
   series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
   auto* chart = new QChart;
   chart->setTitle(title);
-  chart->addSeries(series);
-  auto* x = new QBarCategoryAxis;
-  x->append(workloads);
-  auto* y = new QValueAxis;
-  y->setTitleText(QObject::tr("Gpix/s"));
-  y->setRange(0, top > 0 ? top * 1.15 : 1);
-  y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
-  series->attachAxis(y);
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  add_bar_series(chart, series, workloads, QString(), QObject::tr("Gpix/s"), top > 0 ? top * 1.15 : 1);
   return chart;
 }
 

@@ -99,21 +99,28 @@ QChart* make_split_chart(const SpeedupResult& r) {
     else delete set;
   }
   for (double t : totals) top = std::max(top, t);
+  QValueAxis* y = add_bar_series(chart, series, categories, QObject::tr("devices"), QObject::tr("ms per device"),
+                                 std::max(1e-3, top * 1.1));
+  y->setLabelFormat(top < 10 ? "%.2f" : "%.0f");
+  return chart;
+}
+
+QValueAxis* add_bar_series(QChart* chart, QAbstractSeries* series, const QStringList& categories, const QString& x_title,
+                           const QString& y_title, double top) {
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
   x->append(categories);
-  x->setTitleText(QObject::tr("devices"));
+  if (!x_title.isEmpty()) x->setTitleText(x_title);
   auto* y = new QValueAxis;
-  y->setTitleText(QObject::tr("ms per device"));
-  y->setRange(0, std::max(1e-3, top * 1.1));
+  y->setTitleText(y_title);
+  y->setRange(0, top);
   y->applyNiceNumbers();
-  y->setLabelFormat(top < 10 ? "%.2f" : "%.0f");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
   chart->legend()->setAlignment(Qt::AlignBottom);
-  return chart;
+  return y;
 }
 
 void style_chart(QChart* chart, const QPalette& palette) {
