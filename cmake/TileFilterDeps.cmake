@@ -112,6 +112,6 @@ if(TF_WITH_GUI)
   endif()
 endif()
 
-# Deterministic arithmetic (DESIGN.md contract 2): no implicit contraction of a*b+c anywhere;
+# Deterministic arithmetic (docs/design.md, contract 2): no implicit contraction of a*b+c anywhere;
 # every fused multiply-add is written out.
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)

@@ -1,5 +1,5 @@
 // tilefilter bench: device-resident kernel throughput and host-resident end-to-end throughput on
-// 1..N devices, with the speedup split and its bound. Says what each number includes (STYLE 10).
+// 1..N devices, with the speedup split and its bound. Says what each number includes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // Runs a planned tile's chain on one stream: every stage reads the previous one's buffer through its
-// border maps and writes its computed region; intermediates stay on the device (contract 3: one
+// border maps and writes its computed region; intermediates stay on the device (docs/design.md, contract 3: one
 // upload per tile for a whole chain). Shared by the CUDA Device (host-resident images) and the
 // device-resident benchmark.
 #pragma once

@@ -1,8 +1,8 @@
 // The convolution kernels as pure functions: each launch reads one stored buffer through border
 // maps, runs one convolution over a rectangular region and writes that region. Everything a kernel
-// needs travels by value in ConvArgs (STYLE 4); the launch shapes live in KernelSchedule (STYLE 3).
+// needs travels by value in ConvArgs; the launch shapes live in KernelSchedule (docs/design.md, contract 4).
 //
-// Arithmetic (DESIGN.md contract 2, the same as core/src/cpu/convolve.cpp): float32 accumulators
+// Arithmetic (docs/design.md, contract 2, the same as core/src/cpu/convolve.cpp): float32 accumulators
 // starting at 0, one fmaf per tap in a fixed order (kx for a row pass, ky for a column pass,
 // ky-major then kx for 2-D kernels), separable = row pass into a float32 intermediate then column
 // pass, magnitude = sqrtf(fmaf(a, a, b*b)) with b*b rounded on its own, integer results rounded to
@@ -26,7 +26,7 @@ enum class Epilogue : int {
 
 // The input "plane" of a convolution: positions (px, py), 0 <= px < width, 0 <= py < height, whose
 // values are buffer[ymap[py]][xmap[px]], or `fill` where either map entry is -1. This is how border
-// synthesis happens on the device (contract 1): the maps are built on the host with border_index().
+// synthesis happens on the device (docs/design.md, contract 1): the maps are built on the host with border_index().
 struct PlaneArgs {
   const void* data = nullptr;
   std::size_t pitch = 0;  // bytes between buffer rows

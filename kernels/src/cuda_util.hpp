@@ -1,4 +1,4 @@
-// One error path and RAII for every CUDA resource (DESIGN.md contract 5, STYLE 6-7). Destructors
+// One error path and RAII for every CUDA resource (docs/design.md, contract 5). Destructors
 // never throw; they release on the device that owns the resource.
 #pragma once
 #include <cstddef>

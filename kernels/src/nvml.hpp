@@ -1,4 +1,4 @@
-// NVML, loaded with dlopen("libnvidia-ml.so.1") on first use (contract 6). Absent NVML means no
+// NVML, loaded with dlopen("libnvidia-ml.so.1") on first use (docs/design.md, contract 6). Absent NVML means no
 // utilization and no PCIe link in DeviceInfo; nothing else is lost.
 #pragma once
 #include <optional>

@@ -1,6 +1,6 @@
 // The host-side plan of one tile on a GPU (pure C++, no CUDA): which source rectangles to upload,
 // where every stage of the chain reads and writes, and the border maps through which the kernels
-// read (contract 1: border pixels are synthesized on the device from these maps, built here with
+// read (docs/design.md, contract 1: border pixels are synthesized on the device from these maps, built here with
 // core's border_index(); kernels never see image edges).
 //
 // Only the in-image pixels a tile needs are uploaded, packed into a compact buffer: one rectangle

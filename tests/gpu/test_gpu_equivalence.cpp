@@ -1,4 +1,4 @@
-// GPU = CPU, bit for bit (DESIGN.md contract 2): every filter, border, pixel type and channel count,
+// GPU = CPU, bit for bit (docs/design.md, contract 2): every filter, border, pixel type and channel count,
 // at sizes that are multiples of nothing, for several tile sizes, on one GPU and on two.
 #include <fmt/format.h>
 

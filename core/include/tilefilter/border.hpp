@@ -1,5 +1,5 @@
 // Border modes (OpenCV's meanings) and the one function that maps an outside coordinate inside.
-// Contract 1: borders are synthesized once, when a padded tile is built; kernels never see edges.
+// docs/design.md, contract 1: borders are synthesized once, when a tile's input is prepared; kernels never see edges.
 #pragma once
 #include <optional>
 #include <string>

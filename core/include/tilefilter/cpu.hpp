@@ -1,5 +1,5 @@
 // The CPU backend: the gold reference every other backend must match bit for bit, threaded by
-// running one CpuDevice per worker. Arithmetic (DESIGN.md contract 2): float32 accumulation with
+// running one CpuDevice per worker. Arithmetic (docs/design.md, contract 2): float32 accumulation with
 // fused multiply-add, taps in a fixed order (row-major for 2-D kernels; row pass then column pass
 // for separable ones, through a float32 intermediate); integer results rounded to nearest-even and
 // saturated after every stage of a chain.

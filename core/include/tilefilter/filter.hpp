@@ -1,7 +1,7 @@
 // Filters as data. A FilterSpec ("gaussian:sigma=2") is parsed into a Stage: one or two
 // convolutions (each a general 2-D kernel or a separable pair) and how their results combine.
 // A chain is a list of stages applied in order. Each stage declares its footprint (halo); the
-// tiler alone turns footprints into tiles (contract 3).
+// tiler alone turns footprints into tiles (docs/design.md, contract 3).
 #pragma once
 #include <map>
 #include <string>

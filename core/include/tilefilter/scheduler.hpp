@@ -11,7 +11,7 @@
 
 namespace tf {
 
-// The schedule is data (contract 4): chosen automatically, overridable from CLI and GUI.
+// The schedule is data (docs/design.md, contract 4): chosen automatically, overridable from CLI and GUI.
 struct Schedule {
   int tile_width = 0, tile_height = 0;  // 0 = automatic
   int streams_per_device = 0;           // 0 = device default

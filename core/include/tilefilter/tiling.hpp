@@ -1,6 +1,6 @@
 // The tiler: a pure function from image size, footprint and a tile size to tiles. A tile's input
 // rectangle is its output rectangle grown by the halo; it may extend past the image, where the
-// border mode synthesizes pixels (contract 1).
+// border mode synthesizes pixels (docs/design.md, contract 1).
 #pragma once
 #include <cstddef>
 #include <vector>
