@@ -2,8 +2,8 @@
 """The peers a user would pick instead of TileFilter, timed on the same GPU and workloads as
 `tilefilter bench` (8192x8192 RGBA8, device-resident): cupyx.scipy.ndimage and PyTorch (cuDNN).
 
-Run it in the same command as the bench (STYLE 10: the peer in the same script or process):
-    python3 kernels/bench/peers.py [--size 8192] [--json peers.json]
+Run it in the same command as the bench, so that both see the same machine in the same state:
+    python3 tests/bench/peers.py [--size 8192] [--json peers.json]
 Each timing: CUDA events, warm-up first, median of N runs (N so that a point takes ~2 s, 3..20).
 cupyx works on the uint8 HxWx4 image (mode 'mirror' = reflect101) and returns uint8; PyTorch on a
 float32 1x4xHxW tensor (reflect padding, then a depthwise conv2d), the format cuDNN wants, with the

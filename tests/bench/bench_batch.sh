@@ -8,7 +8,7 @@
 # Prints, per variant, the median of REPEATS runs (and min-max): Mpix/s, images/s, the ratio to
 # the same tool without a filter (target for tilefilter: >= 0.85) and tilefilter / OpenCV.
 #
-# Usage: tests/batch/bench_batch.sh [-n COUNT] [-s WxH,WxH,...] [-d DEVICES] [-w WORKDIR] [-b TILEFILTER]
+# Usage: tests/bench/bench_batch.sh [-n COUNT] [-s WxH,WxH,...] [-d DEVICES] [-w WORKDIR] [-b TILEFILTER]
 #   -n  images (default 200)
 #   -s  sizes, cycled (default 4000x3000,4896x3264,5472x3648,6000x4000: 12-24 Mpix)
 #   -d  tilefilter --devices (default all: every GPU, else the CPU)
@@ -16,7 +16,7 @@
 #   -b  the tilefilter binary (default: build/app/cli/tilefilter or build-*/app/cli/tilefilter)
 # Environment: PYTHON (default python3), REPEATS (default 3), QUALITY (JPEG quality, default 95),
 #   JOBS (OpenCV processes, default: the cores), TF_ARGS (more tilefilter batch flags, e.g. "-j 32").
-# Small check: tests/batch/bench_batch.sh -n 6 -s 640x480,800x600 -d cpu
+# Small check: tests/bench/bench_batch.sh -n 6 -s 640x480,800x600 -d cpu
 set -euo pipefail
 
 COUNT=200
