@@ -1,8 +1,9 @@
 // The CUDA Device. Per GPU: `lanes` CUDA streams, each driven by one scheduler worker thread, each
 // with its own device buffers, pinned staging and events, made once and reused for every tile
-// (docs/design.md, threading model). A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels), the chain's
-// kernels, the interior download; while one lane waits on its download the others upload and
-// compute, so upload of tile k+1, kernel of tile k and download of tile k-1 overlap.
+// (docs/design.md, threading model). A lane's tile: maps + tile-with-halo upload (2-D copies, only
+// the in-image pixels), the chain's kernels, the interior download; while one lane waits on its
+// download the others upload and compute, so upload of tile k+1, kernel of tile k and download of
+// tile k-1 overlap.
 #include "cuda_device.hpp"
 
 #include <algorithm>
