@@ -33,6 +33,7 @@ struct BenchArgs {
   bool speedup = false;
   bool cpu_reference = false;
   bool pcie = false;
+  bool verbose = false;
   JobFlags job;  // border, devices, tile, streams, device memory (its filters are unused)
 };
 
@@ -197,6 +198,8 @@ void run_bench(const BenchArgs& a) {
         if (n == 1) base = t.median_s;
         r.speedup = base / t.median_s;
         print_row(r);
+        if (a.verbose)
+          for (const auto& launch : t.launches) fmt::print("  launch {}\n", launch);
         rows.push_back(r);
       }
     }
@@ -293,6 +296,8 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--json", a->json, "also write the results to this JSON file");
   cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
   cmd->add_flag("--pcie", a->pcie, "also measure pinned host<->GPU copy bandwidth on 1..N GPUs");
+  cmd->add_flag("-v,--verbose", a->verbose,
+                "print the launch shape of every kernel of the resident runs (grid, block, shared memory, work per block)");
   cmd->add_flag("--cpu-reference", a->cpu_reference, "also time the CPU reference backend on one thread");
   cmd->add_option("--cpu-size", a->cpu_size, "image size for --cpu-reference")->capture_default_str();
   cmd->add_option("--border", a->job.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();

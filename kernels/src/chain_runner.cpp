@@ -73,7 +73,7 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
 
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, std::vector<LaunchShape>* launched) {
   const SampleType type = sample_type(format.type);
   const std::size_t ps = format.pixel_bytes();
   const float fill = cpu::quantized_border_value(border, format.type);
@@ -103,8 +103,11 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
       a.taps = taps.at(s, c);
       a.epilogue = stage.combine == Combine::Magnitude ? (c == 0 ? Epilogue::StoreFloat : Epilogue::Magnitude)
                                                        : Epilogue::Store;
-      if (conv.separable) launch_separable(type, format.channels, a, multiprocessors, stream);
-      else launch_general(type, format.channels, a, stream);
+      const ConvProblem problem{conv.separable ? ConvKind::Separable : ConvKind::General, type, format.channels,
+                                a.width, a.height, a.kw, a.kh};
+      const LaunchShape shape = choose_launch_shape(problem, multiprocessors);
+      launch_conv(shape, a, stream);
+      if (launched) launched->push_back(shape);
     }
     in = out;
   }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "conv/launch_shape.hpp"
 #include "cuda_util.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/border.hpp"
@@ -53,9 +54,11 @@ struct LaneBuffers {
 };
 
 // Launches every stage of `plan` on `stream`. `input` holds the uploaded pixels (plan.columns x
-// plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out.
+// plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out. Each
+// convolution's launch shape is chosen for `multiprocessors`; `launched`, when given, receives them
+// in launch order.
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream);
+                       cudaStream_t stream, std::vector<LaunchShape>* launched = nullptr);
 
 }  // namespace tf::cuda

@@ -1,12 +1,15 @@
 // The convolution kernels as pure functions: each launch reads one stored buffer through border
 // maps, runs one convolution over a rectangular region and writes that region. Everything a kernel
-// needs travels by value in ConvArgs; the launch shapes live in KernelSchedule (docs/design.md, contract 4).
+// needs travels by value in ConvArgs; how it is launched (grid, block, shared memory) is a value too,
+// a LaunchShape chosen on the host (conv/launch_shape.hpp). The implementation lives in conv/, by
+// level: pixel I/O and quantization, staging into shared memory, the sliding window, the two
+// kernels, and launching.
 //
-// Arithmetic (docs/design.md, contract 2, the same as core/src/cpu/convolve.cpp): float32 accumulators
-// starting at 0, one fmaf per tap in a fixed order (kx for a row pass, ky for a column pass,
-// ky-major then kx for 2-D kernels), separable = row pass into a float32 intermediate then column
-// pass, magnitude = sqrtf(fmaf(a, a, b*b)) with b*b rounded on its own, integer results rounded to
-// nearest-even and saturated.
+// Arithmetic (docs/design.md, contract 2; the same as core/src/cpu/convolve.cpp): float32
+// accumulators starting at 0, one fmaf per tap in a fixed order (kx for a row pass, ky for a column
+// pass, ky-major then kx for 2-D kernels), separable = row pass into a float32 intermediate then
+// column pass, magnitude = sqrtf(fmaf(a, a, b*b)) with b*b rounded on its own, integer results
+// rounded to nearest-even and saturated.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -26,7 +29,8 @@ enum class Epilogue : int {
 
 // The input "plane" of a convolution: positions (px, py), 0 <= px < width, 0 <= py < height, whose
 // values are buffer[ymap[py]][xmap[px]], or `fill` where either map entry is -1. This is how border
-// synthesis happens on the device (docs/design.md, contract 1): the maps are built on the host with border_index().
+// synthesis happens on the device (docs/design.md, contract 1): the maps are built on the host with
+// border_index().
 struct PlaneArgs {
   const void* data = nullptr;
   std::size_t pitch = 0;  // bytes between buffer rows
@@ -52,28 +56,39 @@ struct ConvArgs {
   int kw = 1, kh = 1;
   const float* taps = nullptr;  // separable: kw row taps then kh column taps; 2-D: kh rows of kw
   Epilogue epilogue = Epilogue::Store;
-  int rows_per_block = 0;  // separable kernels: output rows one block walks down (set by the launcher)
-  int taps_per_chunk_rows = 0;  // 2-D kernels: kernel rows staged at once (set by the launcher)
+  int rows_per_block = 0;       // separable kernels: output rows one block walks down (launch_conv sets it)
+  int taps_per_chunk_rows = 0;  // 2-D kernels: kernel rows staged at once (launch_conv sets it)
 };
 
-// Launch shapes. Both kernels run 128 threads; a thread owns 8 consecutive output pixels of a row
-// (2-D: of two rows), each pixel a float4 (float for one channel), so every shared-memory load
-// feeds 32-64 fused multiply-adds. Integer outputs are quantized (u8: 0..255, u16: 0..65535) in the
-// epilogue, float ones stored as computed. Numbers measured on an H200 are in docs/performance.md.
+// The fixed part of the launch shapes. Both kernels run 128 threads; a thread owns 8 consecutive
+// output pixels of a row (2-D: of two rows), each pixel a float4 (float for one channel), so every
+// shared-memory load feeds 32-64 fused multiply-adds. Integer outputs are quantized (u8: 0..255,
+// u16: 0..65535) in the epilogue, float ones stored as computed. What varies with the job (grid,
+// shared bytes, rows per block) is chosen by choose_launch_shape(). Numbers measured on an H200 are
+// in docs/performance.md.
 struct KernelSchedule {
-  static constexpr int threads = 128;
-  static constexpr int run = 8;             // output pixels per thread along x
-  static constexpr int block_width = 32;    // output pixels per block along x
-  static constexpr int sep_step_rows = 32;  // separable: output rows per column-pass step
-  static constexpr int general_rows = 64;   // 2-D: output rows per block (2 per thread)
-  static constexpr std::size_t shared_limit = 227 * 1024;  // Hopper's per-block maximum
+  static constexpr int kThreads = 128;
+  static constexpr int kRun = 8;             // output pixels per thread along x
+  static constexpr int kBlockWidth = 32;     // output pixels per block along x
+  static constexpr int kSepStepRows = 32;    // separable: output rows per column-pass step
+  static constexpr int kGeneralRows = 64;    // 2-D: output rows per block (2 per thread)
 };
 
-// Runs one separable convolution (row pass into shared memory, column pass out). Returns false
-// when the kernel does not fit in shared memory (never for kernels up to 255 taps).
-void launch_separable(SampleType type, int channels, const ConvArgs& args, int multiprocessors, cudaStream_t stream);
-// Runs one general 2-D convolution.
-void launch_general(SampleType type, int channels, const ConvArgs& args, cudaStream_t stream);
+// Shared memory of a Hopper (sm_90) multiprocessor: 228 KiB, of which the runtime reserves 1 KiB
+// for every resident block, so one block may opt in to at most 227 KiB. Every limit and occupancy
+// estimate derives from these.
+constexpr std::size_t kSharedPerMultiprocessor = 228 * 1024;
+constexpr std::size_t kSharedReservedPerBlock = 1024;
+constexpr std::size_t kMaxSharedPerBlock = kSharedPerMultiprocessor - kSharedReservedPerBlock;
+constexpr std::size_t kSharedWithoutOptIn = 48 * 1024;  // more needs cudaFuncAttributeMaxDynamicSharedMemorySize
+
+struct LaunchShape;  // conv/launch_shape.hpp
+
+// Runs one convolution with `shape`, which choose_launch_shape() made for this same problem (kind,
+// sample type, channels, region size, kernel size). Throws tf::Error (kind Device, through
+// TF_CUDA_CHECK) when the launch fails, and (kind Internal) when shape and args disagree. An empty
+// region launches nothing.
+void launch_conv(const LaunchShape& shape, const ConvArgs& args, cudaStream_t stream);
 
 // True when this build's kernels can run on the current device; otherwise *why says why (e.g. no
 // kernel image for its architecture).

@@ -69,13 +69,15 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   }
 
   std::vector<DeviceRegion> outputs(bands.size());
+  std::vector<std::vector<LaunchShape>> shapes(bands.size());
   auto launch_all = [&] {
     for (std::size_t i = 0; i < bands.size(); ++i) {
       Band& b = *bands[i];
       ScopedDevice on(b.device);
       TF_CUDA_CHECK(cudaEventRecord(b.start.get(), b.stream.get()));
+      shapes[i].clear();
       outputs[i] = run_chain(chain, b.plan, b.taps, b.buffers, {b.buffers.upload.data(), device_pitch(b.plan.upload_width, ps)},
-                             src.format, border, b.multiprocessors, b.stream.get());
+                             src.format, border, b.multiprocessors, b.stream.get(), &shapes[i]);
       TF_CUDA_CHECK(cudaEventRecord(b.stop.get(), b.stream.get()));
     }
   };
@@ -105,6 +107,8 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
                                  o.width * ps, o.height, cudaMemcpyDeviceToHost));
     }
   }
+  for (std::size_t i = 0; i < bands.size(); ++i)
+    for (const LaunchShape& shape : shapes[i]) result.launches.push_back(fmt::format("gpu{}: {}", bands[i]->device, describe(shape)));
   std::vector<double> sorted = result.seconds;
   std::sort(sorted.begin(), sorted.end());
   result.median_s = sorted[sorted.size() / 2];

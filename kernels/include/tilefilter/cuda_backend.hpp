@@ -36,6 +36,9 @@ struct ResidentTiming {
   std::vector<double> seconds;       // each repeat
   double median_s = 0, min_s = 0, max_s = 0;
   double gigapixels_per_s = 0;       // image pixels / median
+  // Every kernel launch of one repeat, each GPU's in order: "gpu0: separable 9x9 u8x4 8192x4096:
+  // grid 256x33x1 block 128, ..." (the launch shape: grid, block, shared memory, work per block).
+  std::vector<std::string> launches;
 };
 ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, const Border& border,
                                      const std::vector<int>& ordinals, int repeats, const ImageView* output = nullptr);

@@ -1,0 +1,55 @@
+// What one thread block of the convolution kernels keeps in shared memory, as host-and-device code:
+// the kernels place their arrays by these layouts and the host-side launch-shape choice
+// (launch_shape.cpp) sizes shared memory by them, so the two cannot disagree.
+#pragma once
+#include <cstddef>
+
+#include "conv_kernels.hpp"
+
+#if defined(__CUDACC__)
+#define TF_HOST_DEVICE __host__ __device__
+#else
+#define TF_HOST_DEVICE
+#endif
+
+namespace tf::cuda::conv {
+
+using S = KernelSchedule;
+constexpr int kRun = S::kRun;
+
+// Bytes of one staged pixel in shared memory and registers: a float for one channel, a float4 for
+// three (padded) or four.
+constexpr std::size_t staged_pixel_bytes(int channels) { return channels == 1 ? 4 : 16; }
+
+// The separable kernel: `stage_rows` input rows of `cols` pixels (row stride `sw`), a ring of `rb`
+// float32 rows (plus kMirror mirrored rows) between the row and the column pass, the taps and the
+// block's column map.
+struct SepLayout {
+  int cols, sw, rb, stage_rows;
+  static constexpr int kRingStride = S::kBlockWidth + 1;  // odd: row-pass stores of 8 rows hit distinct banks
+  static constexpr int kMirror = kRun;                    // ring rows [0, 8) are also kept at [rb, rb + 8)
+  TF_HOST_DEVICE SepLayout(int kw, int kh, int stage)
+      : cols(S::kBlockWidth + kw - 1), sw(cols | 1), rb((S::kSepStepRows + kh - 1 + kRun - 1) / kRun * kRun),
+        stage_rows(stage) {}
+  TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw, int kh) const {
+    return (static_cast<std::size_t>(stage_rows) * sw + static_cast<std::size_t>(rb + kMirror) * kRingStride) * px +
+           static_cast<std::size_t>(kw + kh + cols) * 4 + 16;
+  }
+};
+
+// The general 2-D kernel: rows() input rows of `cols` pixels (padded row stride `sw`), `chunk`
+// kernel rows of taps and the block's column map.
+struct GeneralLayout {
+  int cols, sw, chunk;
+  TF_HOST_DEVICE GeneralLayout(int kw, int chunk_rows) : cols(S::kBlockWidth + kw - 1), chunk(chunk_rows) {
+    const int p = cols + (cols >> 3) + 1;
+    sw = p + ((2 - (p & 3)) & 3);  // == 2 (mod 4): the two rows of a thread pair land 4 banks apart
+  }
+  TF_HOST_DEVICE int rows() const { return S::kGeneralRows + chunk - 1; }
+  TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw) const {
+    return static_cast<std::size_t>(rows()) * sw * px + static_cast<std::size_t>(chunk) * kw * 4 +
+           static_cast<std::size_t>(cols) * 4 + 16;
+  }
+};
+
+}  // namespace tf::cuda::conv

@@ -1,0 +1,89 @@
+// Launching: the type dispatch from (sample type, channels) to a kernel instantiation, the
+// shared-memory opt-in, and the launch itself with a LaunchShape chosen on the host. Every CUDA
+// call goes through TF_CUDA_CHECK (docs/design.md, contract 5).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "conv/general_kernel.cuh"
+#include "conv/launch_shape.hpp"
+#include "conv/separable_kernel.cuh"
+#include "conv_kernels.hpp"
+#include "cuda_util.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::cuda {
+
+namespace {
+
+static_assert(sizeof(conv::Px<1>) == conv::staged_pixel_bytes(1) &&
+                  sizeof(conv::Px<3>) == conv::staged_pixel_bytes(3) &&
+                  sizeof(conv::Px<4>) == conv::staged_pixel_bytes(4),
+              "launch_shape.cpp sizes shared memory with staged_pixel_bytes()");
+
+// Lets `kernel` use more than the default 48 KiB of dynamic shared memory.
+void allow_shared(const void* kernel, std::size_t bytes) {
+  if (bytes <= kSharedWithoutOptIn) return;
+  TF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream, Args&&... args) {
+  allow_shared(reinterpret_cast<const void*>(kernel), shape.shared_bytes);
+  cudaLaunchConfig_t config{};
+  config.gridDim = shape.grid;
+  config.blockDim = shape.block;
+  config.dynamicSmemBytes = shape.shared_bytes;
+  config.stream = stream;
+  TF_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+template <int C, typename T>
+void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
+  if (shape.problem.kind == ConvKind::Separable) {
+    a.rows_per_block = shape.rows_per_block;
+    launch(&conv::separable_kernel<C, T>, shape, stream, a, shape.stage_rows);
+  } else {
+    a.taps_per_chunk_rows = shape.kernel_rows_per_chunk;
+    launch(&conv::general_kernel<C, T>, shape, stream, a);
+  }
+}
+
+template <typename T>
+void launch_channels(const LaunchShape& shape, const ConvArgs& a, cudaStream_t stream) {
+  switch (shape.problem.channels) {
+    case 1: launch_typed<1, T>(shape, a, stream); return;
+    case 3: launch_typed<3, T>(shape, a, stream); return;
+    case 4: launch_typed<4, T>(shape, a, stream); return;
+  }
+  throw Error(ErrorKind::InvalidArgument, fmt::format("unsupported channel count {}", shape.problem.channels));
+}
+
+}  // namespace
+
+bool kernels_supported(std::string* why) {
+  cudaFuncAttributes attributes{};
+  const cudaError_t e = cudaFuncGetAttributes(&attributes, conv::separable_kernel<4, std::uint8_t>);
+  if (e == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  if (why) *why = std::string("cannot run this build's kernels: ") + cudaGetErrorString(e);
+  return false;
+}
+
+void launch_conv(const LaunchShape& shape, const ConvArgs& args, cudaStream_t stream) {
+  const ConvProblem& p = shape.problem;
+  if (p.width != args.width || p.height != args.height || p.kw != args.kw || p.kh != args.kh)
+    throw Error(ErrorKind::Internal, fmt::format("launch shape for {}x{} (kernel {}x{}) used for {}x{} (kernel {}x{})",
+                                                 p.width, p.height, p.kw, p.kh, args.width, args.height, args.kw, args.kh));
+  if (args.width <= 0 || args.height <= 0) return;
+  switch (p.type) {
+    case SampleType::U8: launch_channels<std::uint8_t>(shape, args, stream); return;
+    case SampleType::U16: launch_channels<std::uint16_t>(shape, args, stream); return;
+    case SampleType::F32: launch_channels<float>(shape, args, stream); return;
+  }
+}
+
+}  // namespace tf::cuda

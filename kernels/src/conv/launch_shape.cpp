@@ -1,0 +1,115 @@
+// Launch-shape choice: host code only, no CUDA runtime call (tests run it without a GPU).
+#include "conv/launch_shape.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "conv/block_layout.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::cuda {
+
+namespace {
+
+using conv::S;
+
+bool is_empty(const ConvProblem& p) { return p.width <= 0 || p.height <= 0; }
+
+LaunchShape empty_shape(const ConvProblem& p) {
+  LaunchShape s;
+  s.problem = p;
+  return s;
+}
+
+// Blocks of `shared_bytes` that one multiprocessor holds at once: shared memory bounds it, and
+// registers allow 4 blocks of 128 threads at <= 128 registers (the kernels' __launch_bounds__).
+int resident_blocks(std::size_t shared_bytes) {
+  const int by_shared = static_cast<int>(kSharedPerMultiprocessor / (shared_bytes + kSharedReservedPerBlock));
+  return std::clamp(by_shared, 1, 4);
+}
+
+std::string kernel_size(const ConvProblem& p) { return fmt::format("{}x{}", p.kw, p.kh); }
+
+}  // namespace
+
+LaunchShape separable_launch_shape(const ConvProblem& p, int multiprocessors) {
+  if (is_empty(p)) return empty_shape(p);
+  const std::size_t px = conv::staged_pixel_bytes(p.channels);
+  int stage = S::kSepStepRows;
+  std::size_t shared = conv::SepLayout(p.kw, p.kh, stage).bytes(px, p.kw, p.kh);
+  while (shared > kMaxSharedPerBlock && stage > 8) {
+    stage /= 2;
+    shared = conv::SepLayout(p.kw, p.kh, stage).bytes(px, p.kw, p.kh);
+  }
+  if (shared > kMaxSharedPerBlock)
+    throw Error(ErrorKind::Limit,
+                fmt::format("separable kernel {} needs {} bytes of shared memory", kernel_size(p), shared));
+  LaunchShape s;
+  s.problem = p;
+  s.shared_bytes = shared;
+  s.blocks_per_multiprocessor = resident_blocks(shared);
+  s.columns_per_thread = 1;
+  s.rows_per_thread = conv::kRun;
+  s.stage_rows = stage;
+  const int blocks_x = (p.width + S::kBlockWidth - 1) / S::kBlockWidth;
+  // Enough blocks for two waves, but long column strips: each strip recomputes kh - 1 ring rows.
+  const long long target = 2LL * (multiprocessors > 0 ? multiprocessors : 132) * s.blocks_per_multiprocessor;
+  const long long segments = (target + blocks_x - 1) / blocks_x;
+  int rows = static_cast<int>((p.height + segments - 1) / segments);
+  rows = rows < 2 * p.kh ? 2 * p.kh : rows;
+  rows = (rows + S::kSepStepRows - 1) / S::kSepStepRows * S::kSepStepRows;
+  s.rows_per_block = rows;
+  s.grid = dim3(blocks_x, (p.height + rows - 1) / rows, 1);
+  return s;
+}
+
+LaunchShape general_launch_shape(const ConvProblem& p) {
+  if (is_empty(p)) return empty_shape(p);
+  const std::size_t px = conv::staged_pixel_bytes(p.channels);
+  // The most kernel rows that leave room for two blocks per SM; when that is fewer than 16 (wide
+  // kernels), one block per SM with as many rows as fit: re-staging 63 rows per chunk costs more
+  // than the lost occupancy (each step has 64 independent FMAs to hide latency with).
+  auto bytes = [&](int c) { return conv::GeneralLayout(p.kw, c).bytes(px, p.kw); };
+  auto most_rows = [&](std::size_t limit) {
+    int c = p.kh;
+    while (c > 1 && bytes(c) > limit) --c;
+    return c;
+  };
+  int chunk = most_rows(kMaxSharedPerBlock / 2 - kSharedReservedPerBlock);
+  if (chunk < std::min(p.kh, 16)) chunk = most_rows(kMaxSharedPerBlock);
+  const std::size_t shared = bytes(chunk);
+  if (shared > kMaxSharedPerBlock)
+    throw Error(ErrorKind::Limit, fmt::format("2-D kernel {} needs {} bytes of shared memory", kernel_size(p), shared));
+  LaunchShape s;
+  s.problem = p;
+  s.shared_bytes = shared;
+  s.blocks_per_multiprocessor = resident_blocks(shared);
+  s.columns_per_thread = conv::kRun;
+  s.rows_per_thread = 2;
+  s.rows_per_block = S::kGeneralRows;
+  s.kernel_rows_per_chunk = chunk;
+  s.grid = dim3((p.width + S::kBlockWidth - 1) / S::kBlockWidth, (p.height + S::kGeneralRows - 1) / S::kGeneralRows, 1);
+  return s;
+}
+
+LaunchShape choose_launch_shape(const ConvProblem& p, int multiprocessors) {
+  if (is_empty(p)) return empty_shape(p);
+  return p.kind == ConvKind::Separable ? separable_launch_shape(p, multiprocessors) : general_launch_shape(p);
+}
+
+std::string describe(const LaunchShape& s) {
+  const ConvProblem& p = s.problem;
+  const char* type = p.type == SampleType::U8 ? "u8" : p.type == SampleType::U16 ? "u16" : "f32";
+  std::string text = fmt::format(
+      "{} {} {}x{} {}x{}: grid {}x{}x{} block {}, {:.1f} KiB shared, {} blocks/SM, {}x{} px per thread, "
+      "{} rows per block",
+      p.kind == ConvKind::Separable ? "separable" : "2-D", kernel_size(p), type, p.channels, p.width, p.height,
+      s.grid.x, s.grid.y, s.grid.z, s.block.x, static_cast<double>(s.shared_bytes) / 1024,
+      s.blocks_per_multiprocessor, s.columns_per_thread, s.rows_per_thread, s.rows_per_block);
+  if (p.kind == ConvKind::Separable) text += fmt::format(", {} staged rows", s.stage_rows);
+  else text += fmt::format(", {} of {} kernel rows per chunk", s.kernel_rows_per_chunk, p.kh);
+  return text;
+}
+
+}  // namespace tf::cuda
