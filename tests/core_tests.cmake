@@ -2,11 +2,35 @@
 tf_add_suite(tf_core_tests
   SOURCES core/test_border_tiling.cpp core/test_filters.cpp core/test_equivalence.cpp core/test_codec.cpp core/test_cli.cpp
   LABELS core)
+# The I/O layer: each format's reader and writer, and streaming apply.
+tf_add_suite(tf_io_tests
+  SOURCES core/test_io_tiff.cpp core/test_io_png_jpeg.cpp core/test_io_stream.cpp
+  LABELS core io)
+target_include_directories(tf_io_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)
+foreach(lib LIBTIFF LIBPNG LIBJPEG LIBEXIF ZSTD TURBOJPEG)
+  if(TF_HAVE_${lib})
+    target_compile_definitions(tf_io_tests PRIVATE TF_HAVE_${lib})
+  endif()
+endforeach()
+if(TF_HAVE_LIBTIFF)
+  target_link_libraries(tf_io_tests PRIVATE TIFF::TIFF)
+endif()
+if(TF_HAVE_LIBPNG)
+  target_link_libraries(tf_io_tests PRIVATE PNG::PNG)
+endif()
+if(TF_HAVE_LIBJPEG)
+  target_link_libraries(tf_io_tests PRIVATE JPEG::JPEG)
+endif()
+if(TF_HAVE_TURBOJPEG)
+  target_link_libraries(tf_io_tests PRIVATE TF::TurboJPEG)
+endif()
+
 if(TF_HAVE_TURBOJPEG)
   # test_codec.cpp writes a CMYK JPEG through TurboJPEG itself (nothing else makes one).
   target_compile_definitions(tf_core_tests PRIVATE TF_HAVE_TURBOJPEG)
   target_link_libraries(tf_core_tests PRIVATE TF::TurboJPEG)
 endif()
+tf_add_suite(tf_reference_tests SOURCES core/test_naive_reference.cpp LABELS core reference)  # = naive reference, bitwise
 if(TF_HAVE_OPENCV)
   tf_add_suite(tf_oracle_tests SOURCES core/test_opencv_oracle.cpp LABELS core oracle)
 endif()

@@ -1,4 +1,5 @@
-// tilefilter apply IN OUT --filter SPEC...
+// tilefilter apply IN OUT --filter SPEC...: one image, streamed band by band through the devices
+// when its format allows (TIFF, PNG, JPEG), so its size is bounded by the disk, not by memory.
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/scheduler.hpp"
+#include "tilefilter/stream.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,7 +20,10 @@ namespace {
 struct ApplyArgs {
   std::string input, output;
   JobFlags job;
-  int quality = 95;
+  WriteFlags write;
+  std::size_t memory = 0;
+  int band_rows = 0;
+  bool autorotate = false;
   bool quiet = false;
 };
 
@@ -32,38 +37,43 @@ void run_apply(const ApplyArgs& a) {
   if (same_file(a.input, a.output))
     throw Error(ErrorKind::InvalidArgument, fmt::format("{}: output is the input file; refusing to overwrite it", a.output));
   const Chain chain = parse_chain(a.job.filters);
-  const JobOptions options = job_options(a.job);
-  // Check the output before spending time: its format must hold the image, its folder must exist.
+  JobOptions options = job_options(a.job);
+  // Check the output before spending time: its folder must exist.
   const fs::path out_dir = fs::path(a.output).parent_path().empty() ? fs::path(".") : fs::path(a.output).parent_path();
   std::error_code ec;
   if (!fs::is_directory(out_dir, ec))
     throw Error(ErrorKind::Io, fmt::format("{}: cannot write (folder {} does not exist)", a.output, out_dir.string()));
   if (fs::is_directory(a.output, ec)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory", a.output));
 
-  Limits limits;
-  limits.max_pixels = a.job.pixel_limit;
-  const Image src = decode_file(a.input, limits);
-  std::string why;
-  if (!can_encode(a.output, src.format(), &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", a.output, why));
+  StreamOptions stream;
+  stream.limits.max_pixels = a.job.pixel_limit;
+  stream.limits.max_stream_pixels = a.job.stream_pixel_limit;
+  stream.write = write_options(a.write);
+  stream.memory_budget = a.memory;
+  stream.band_rows = a.band_rows;
+  stream.autorotate = a.autorotate;
   const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
   if (!sel.note.empty() && !a.quiet) fmt::print(stderr, "note: {}\n", sel.note);
 
   Progress progress("filtering");
-  JobOptions opt = options;
-  opt.progress = [&progress](int done, int total) { progress.update(static_cast<double>(done) / total); };
-  JobReport report;
-  const Image dst = filter_image(src, chain, sel.devices, opt, &report);
+  progress.show_eta();
+  stream.progress = [&progress](double fraction) { progress.update(fraction); };
+  const StreamReport report = filter_file(a.input, a.output, chain, sel.devices, options, stream);
   progress.finish();
-  encode_file(a.output, dst.view(), EncodeOptions{a.quality});
   if (!a.quiet) {
+    if (!report.note.empty()) fmt::print(stderr, "note: {}: {}\n", a.input, report.note);
     std::string devices;
-    for (std::size_t d = 0; d < report.tiles_per_device.size(); ++d)
-      if (report.tiles_per_device[d] > 0)
-        devices += fmt::format("{}{} ({} tiles)", devices.empty() ? "" : ", ", report.device_names[d], report.tiles_per_device[d]);
-    fmt::print("{}: {}x{} {} -> {} in {:.1f} ms on {}{}\n", a.input, src.width(), src.height(), to_string(src.format()),
-               a.output, report.wall_s * 1e3, devices,
-               report.failures.empty() ? "" : fmt::format(" ({} tile attempts failed and were retried)", report.failures.size()));
-    for (const auto& f : report.failures) fmt::print(stderr, "warning: tile {} failed on {}: {}\n", f.tile, f.device, f.message);
+    const JobReport& job = report.job;
+    for (std::size_t d = 0; d < job.tiles_per_device.size() && d < job.device_names.size(); ++d)
+      if (job.tiles_per_device[d] > 0)
+        devices += fmt::format("{}{} ({} tiles)", devices.empty() ? "" : ", ", job.device_names[d], job.tiles_per_device[d]);
+    fmt::print("{}: {}x{} {} -> {} in {:.1f} ms on {} ({} band{} of {} rows; busy: decode {:.2f} s [{}], devices "
+               "{:.2f} s, encode {:.2f} s [{}]){}\n",
+               a.input, report.width, report.height, to_string(report.format), a.output, report.wall_s * 1e3, devices,
+               report.bands, report.bands == 1 ? "" : "s", report.band_rows, report.decode_s, report.decoder,
+               report.filter_s, report.encode_s, report.encoder,
+               job.failures.empty() ? "" : fmt::format(" ({} tile attempts failed and were retried)", job.failures.size()));
+    for (const auto& f : job.failures) fmt::print(stderr, "warning: tile {} failed on {}: {}\n", f.tile, f.device, f.message);
   }
 }
 
@@ -75,7 +85,15 @@ void add_apply(CLI::App& app) {
   cmd->add_option("input", args->input, "input image")->required();
   cmd->add_option("output", args->output, "output image; the format follows the extension")->required();
   add_job_flags(*cmd, args->job);
-  cmd->add_option("--quality", args->quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
+  add_write_flags(*cmd, args->write);
+  cmd->add_option("--memory", args->memory,
+                  "host memory for pixels in flight, e.g. 1G (default: an eighth of RAM, 256M-2G); TIFF, PNG and "
+                  "JPEG stream through it band by band, whatever their size")
+      ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--band-rows", args->band_rows, "rows per band (default: from --memory)")->group("");
+  cmd->add_flag("--autorotate", args->autorotate,
+                "turn the pixels upright by the EXIF orientation and write orientation 1 (default: pixels as stored, "
+                "tag copied, so viewers show the same picture)");
   cmd->add_flag("-q,--quiet", args->quiet, "print nothing on success");
   cmd->callback([args] { run_apply(*args); });
 }

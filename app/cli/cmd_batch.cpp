@@ -34,6 +34,7 @@ struct BatchArgs {
   std::vector<std::string> exclude;
   std::string format = "same";
   int quality = 95;
+  bool strip = false;
   int jobs = 0, decode_threads = 0, encode_threads = 0;
   bool resume = false;
   std::string report;
@@ -190,6 +191,7 @@ void run(const BatchArgs& a) {
   o.exclude = a.exclude;
   o.format = a.format;
   o.quality = a.quality;
+  o.strip = a.strip;
   o.decode_threads = a.decode_threads ? a.decode_threads : a.jobs;
   o.encode_threads = a.encode_threads ? a.encode_threads : a.jobs;
   o.devices = a.job.devices;
@@ -255,6 +257,7 @@ void add_batch(CLI::App& app) {
       ->check(CLI::IsMember({"same", "png", "jpg", "jpeg", "tiff", "tif"}))
       ->capture_default_str();
   cmd->add_option("--quality", a->quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_flag("--strip", a->strip, "drop EXIF, ICC profile and XMP (copied to the outputs by default)");
   cmd->add_option("-j,--jobs", a->jobs, "decode threads and encode threads (default: one of each per core)")->check(CLI::Range(1, 1024));
   cmd->add_option("--decode-threads", a->decode_threads, "decode threads (overrides --jobs)")->check(CLI::Range(1, 1024));
   cmd->add_option("--encode-threads", a->encode_threads, "encode threads (overrides --jobs)")->check(CLI::Range(1, 1024));

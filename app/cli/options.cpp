@@ -1,6 +1,10 @@
 #include "options.hpp"
 
+#include <cctype>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -20,8 +24,58 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--streams", f.streams, "CUDA streams per GPU (default: chosen by the backend)");
   cmd.add_option("--device-memory", f.device_memory, "cap on memory used per GPU, e.g. 512M (default: free memory)")
       ->transform(CLI::AsSizeValue(false));
-  cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images with more pixels than this")->capture_default_str();
+  cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images decoded whole with more pixels than this")->capture_default_str();
+  cmd.add_option("--stream-pixel-limit", f.stream_pixel_limit,
+                 "refuse TIFF/PNG/JPEG images read band by band with more pixels than this")->capture_default_str();
   cmd.add_option("--inject-faults", f.fault_rate, "testing: probability that a GPU tile attempt fails")->group("");
+}
+
+void add_write_flags(CLI::App& cmd, WriteFlags& f) {
+  cmd.add_option("--quality", f.quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd.add_option("--compression", f.compression,
+                 "TIFF: none, deflate, lzw or zstd, optionally with a level (deflate:9); PNG: zlib level 0-9 "
+                 "(default: TIFF keeps the input's compression, else deflate; PNG libpng's default)");
+  cmd.add_flag("--bigtiff", f.bigtiff, "write BigTIFF (automatic when the TIFF would pass 4 GB)");
+  cmd.add_option("--tiff-tile", f.tiff_tile, "write a tiled TIFF with WxH tiles (multiples of 16), e.g. 256x256");
+  cmd.add_flag("--strip", f.strip, "drop EXIF, ICC profile and XMP (copied to the output by default)");
+}
+
+TileSize parse_size(const std::string& text, const std::string& flag) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  const int n = std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra);
+  if (n == 1) h = w;
+  else if (!(n == 3 && (x == 'x' || x == 'X'))) w = 0;
+  if (w < 1 || h < 1 || w > 1 << 20 || h > 1 << 20)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{} '{}': expected N or WxH with positive sizes", flag, text));
+  return {w, h};
+}
+
+WriteOptions write_options(const WriteFlags& f) {
+  WriteOptions o;
+  o.quality = f.quality;
+  o.bigtiff = f.bigtiff;
+  o.strip = f.strip;
+  if (!f.tiff_tile.empty()) o.tiff_tile = parse_size(f.tiff_tile, "--tiff-tile");
+  if (!f.compression.empty()) {
+    const auto colon = f.compression.find(':');
+    const std::string method = f.compression.substr(0, colon);
+    const std::string level = colon == std::string::npos ? "" : f.compression.substr(colon + 1);
+    auto parse_level = [&](const std::string& text) {
+      char* end = nullptr;
+      const long v = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end || v < 0 || v > 22)
+        throw Error(ErrorKind::InvalidArgument, fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22)", f.compression));
+      return static_cast<int>(v);
+    };
+    if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {
+      o.level = parse_level(method);
+    } else {
+      o.compression = method;
+      if (!level.empty()) o.level = parse_level(level);
+    }
+  }
+  return o;
 }
 
 JobOptions job_options(const JobFlags& f) {
@@ -30,15 +84,9 @@ JobOptions job_options(const JobFlags& f) {
   if (!mode) throw Error(ErrorKind::InvalidArgument, fmt::format("--border '{}': use one of {}", f.border, border_mode_names()));
   o.border = {*mode, static_cast<float>(f.border_value)};
   if (!f.tile.empty()) {
-    int w = 0, h = 0;
-    char x = 0, extra = 0;
-    const int n = std::sscanf(f.tile.c_str(), "%d%c%d%c", &w, &x, &h, &extra);
-    if (n == 1) h = w;
-    else if (!(n == 3 && (x == 'x' || x == 'X'))) w = 0;
-    if (w < 1 || h < 1 || w > 1 << 20 || h > 1 << 20)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("--tile '{}': expected N or WxH with positive sizes", f.tile));
-    o.schedule.tile_width = w;
-    o.schedule.tile_height = h;
+    const TileSize t = parse_size(f.tile, "--tile");
+    o.schedule.tile_width = t.width;
+    o.schedule.tile_height = t.height;
   }
   if (f.streams < 0 || f.streams > 64) throw Error(ErrorKind::InvalidArgument, "--streams must be between 1 and 64");
   o.schedule.streams_per_device = f.streams;
@@ -50,11 +98,18 @@ Progress::Progress(std::string label) : label_(std::move(label)), tty_(::isatty(
 Progress::~Progress() { finish(); }
 
 void Progress::update(double fraction, const std::string& detail) {
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (start_s_ == 0) start_s_ = now;
   if (!tty_ || fraction - last_ < 0.005) return;
   last_ = fraction;
+  std::string text = detail;
+  if (eta_ && fraction > 0.01 && fraction < 1) {
+    const double left = (now - start_s_) * (1 - fraction) / fraction;
+    text += fmt::format("{}{:.0f}:{:02.0f} left", text.empty() ? "" : ", ", std::floor(left / 60), std::fmod(left, 60.0));
+  }
   const int width = 30, filled = static_cast<int>(fraction * width + 0.5);
   std::fprintf(stderr, "\r%s [%s%s] %3d%% %s\033[K", label_.c_str(), std::string(filled, '#').c_str(),
-               std::string(width - filled, '.').c_str(), static_cast<int>(fraction * 100 + 0.5), detail.c_str());
+               std::string(width - filled, '.').c_str(), static_cast<int>(fraction * 100 + 0.5), text.c_str());
   std::fflush(stderr);
   shown_ = true;
 }

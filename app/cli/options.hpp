@@ -19,10 +19,25 @@ struct JobFlags {
   int streams = 0;
   std::size_t device_memory = 0;
   long long pixel_limit = Limits{}.max_pixels;
+  long long stream_pixel_limit = Limits{}.max_stream_pixels;
   double fault_rate = 0;  // test-only
 };
 
 void add_job_flags(CLI::App& cmd, JobFlags& flags);
+
+// How outputs are written: the options a user of vips or magick expects.
+struct WriteFlags {
+  int quality = 95;
+  std::string compression;  // TIFF method[:level] or a PNG/deflate level 0-9
+  bool bigtiff = false;
+  std::string tiff_tile;    // WxH; empty = strips
+  bool strip = false;
+};
+void add_write_flags(CLI::App& cmd, WriteFlags& flags);
+// Throws tf::Error naming the flag.
+WriteOptions write_options(const WriteFlags& flags);
+// "WxH" or "N" into positive sizes; throws tf::Error naming `flag`.
+TileSize parse_size(const std::string& text, const std::string& flag);
 // Parses the border and tile flags into options; throws tf::Error with the offending flag named.
 JobOptions job_options(const JobFlags& flags);
 
@@ -31,7 +46,9 @@ class Progress {
  public:
   explicit Progress(std::string label);
   ~Progress();
+  // `detail` follows the bar; with show_eta, so does the time left from the rate so far.
   void update(double fraction, const std::string& detail = {});
+  void show_eta() { eta_ = true; }
   void finish();
 
  private:
@@ -39,6 +56,8 @@ class Progress {
   bool tty_;
   bool shown_ = false;
   double last_ = -1;
+  bool eta_ = false;
+  double start_s_ = 0;
 };
 
 }  // namespace tf::cli

@@ -379,7 +379,7 @@ void MainWindow::on_result(const PreviewResult& r) {
   const JobView job = job_view(*r.report, tr("Preview of %1 · %2 · %3×%4 %5 · %6 tiles of %7×%8")
                                               .arg(document_.display_name(), r.chain_text)
                                               .arg(img.width()).arg(img.height()).arg(describe_format(img.format()))
-                                              .arg(r.report->tiles).arg(r.report->tile_width).arg(r.report->tile_height),
+                                              .arg(r.report->tiles).arg(r.report->tile.width).arg(r.report->tile.height),
                                img.format().pixel_bytes());
   devices_->show_job(job);
   timeline_->set_job(job);
@@ -449,7 +449,7 @@ void MainWindow::save_to(const QString& path, int quality) {
   const Image image = document_.image();
   save_watcher_.setFuture(QtConcurrent::run([image, path, quality]() -> QString {
     try {
-      encode_file(path.toStdString(), image.view(), EncodeOptions{quality});
+      encode_file(path.toStdString(), image.view(), quality_only(quality));
       return {};
     } catch (const std::exception& e) {
       return QString::fromUtf8(e.what());

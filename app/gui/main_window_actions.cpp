@@ -251,7 +251,7 @@ bool MainWindow::confirm_discard() {
   }
   QApplication::setOverrideCursor(Qt::WaitCursor);
   try {
-    encode_file(path.toStdString(), document_.image().view(), EncodeOptions{save_quality_});
+    encode_file(path.toStdString(), document_.image().view(), quality_only(save_quality_));
     QApplication::restoreOverrideCursor();
     document_.mark_saved(path);
     return true;

@@ -1,7 +1,9 @@
-// Decode and encode. stb_image reads PNG, JPEG, BMP, TGA, GIF, HDR, PNM, PSD; stb_image_write
-// writes PNG (8-bit), JPEG, BMP, TGA, HDR. TurboJPEG (when built in) takes over JPEG both ways.
-// OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG and float TIFF. Sizes are checked from
-// the header before any pixel memory is allocated.
+// Whole-image codecs and the codec choice. Files go through open_image / create_image (io/), whose
+// streaming formats (libtiff, libpng, libjpeg) take TIFF, PNG and JPEG when built in; what they
+// don't take is decoded whole from memory here: stb_image reads PNG, JPEG, BMP, TGA, GIF, HDR, PNM,
+// PSD; stb_image_write writes PNG (8-bit), JPEG, BMP, TGA, HDR; TurboJPEG (when built in) takes
+// over JPEG both ways; OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG and float TIFF.
+// Sizes are checked from the header before any pixel memory is allocated.
 #include "tilefilter/codec.hpp"
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 #include "codec_checks.hpp"
 #include "codec_opencv.hpp"
 #include "codec_turbojpeg.hpp"
+#include "codec_whole.hpp"
+#include "io/formats.hpp"
 #include "tilefilter/error.hpp"
 
 namespace fs = std::filesystem;
@@ -30,12 +34,6 @@ namespace {
 
 using codec_checks::check_pixel_limit;
 using codec_checks::decode_error;
-
-std::string extension_of(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
 
 bool one_of(const std::string& ext, std::initializer_list<const char*> list) {
   return std::any_of(list.begin(), list.end(), [&](const char* e) { return ext == e; });
@@ -77,7 +75,15 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
   return img;
 }
 
-std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
+}  // namespace
+
+std::string extension_of(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+std::size_t check_readable_file(const std::string& path) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, fmt::format("{}: no such file", path));
@@ -87,6 +93,14 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
   if (size == 0) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", path));
+  return size;
+}
+
+namespace {
+
+std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
+  const std::size_t size = check_readable_file(path);
+  std::ifstream in(path, std::ios::binary);
   if (size > limits.max_file_bytes)
     throw Error(ErrorKind::Limit, fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
   if (size > static_cast<std::size_t>(INT32_MAX)) throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
@@ -130,6 +144,8 @@ bool have_turbojpeg() { return turbojpeg_codec::available(); }
 std::vector<std::string> readable_extensions() {
   std::vector<std::string> v(kStbRead.begin(), kStbRead.end());
   if (have_opencv_codecs()) v.insert(v.end(), kOpenCvOnly.begin(), kOpenCvOnly.end());
+  for (const char* ext : {".tif", ".tiff"})
+    if (io::format_for_extension(ext) && std::find(v.begin(), v.end(), ext) == v.end()) v.push_back(ext);
   return v;
 }
 
@@ -141,11 +157,12 @@ bool is_image_extension(const std::string& path) {
 
 std::string codec_for(const std::string& path) {
   const auto ext = extension_of(path);
+  if (const auto* f = io::format_for_extension(ext)) return f->name;
   if (have_turbojpeg() && one_of(ext, {".jpg", ".jpeg"})) return "turbojpeg";
   return one_of(ext, kOpenCvOnly) ? "opencv" : "stb";
 }
 
-std::string encoder_for(const std::string& path, const Format& format) {
+std::string whole_encoder_for(const std::string& path, const Format& format) {
   const auto ext = extension_of(path);
   if (format.type == PixelType::U8 && have_turbojpeg() && one_of(ext, {".jpg", ".jpeg"})) return "turbojpeg";
   const bool stb = format.type == PixelType::U8 ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
@@ -153,7 +170,12 @@ std::string encoder_for(const std::string& path, const Format& format) {
   return stb ? "stb" : "opencv";
 }
 
-bool can_encode(const std::string& path, const Format& format, std::string* why) {
+std::string encoder_for(const std::string& path, const Format& format) {
+  if (const auto* f = io::format_for_extension(extension_of(path))) return f->name;
+  return whole_encoder_for(path, format);
+}
+
+bool can_encode_whole(const std::string& path, const Format& format, std::string* why) {
   const auto ext = extension_of(path);
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
@@ -168,12 +190,25 @@ bool can_encode(const std::string& path, const Format& format, std::string* why)
                           have_opencv_codecs() ? "" : " (needs OpenCV: 16-bit and float go to .png/.tif through OpenCV)"));
 }
 
+bool can_encode(const std::string& path, const Format& format, std::string* why) {
+  if (const auto* f = io::format_for_extension(extension_of(path))) return f->can_write(format, why);
+  return can_encode_whole(path, format, why);
+}
+
 Image decode_memory(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
                     const PixelAllocator& alloc) {
+  return decode_memory_whole(bytes, name, limits, alloc, nullptr);
+}
+
+Image decode_memory_whole(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+                          const PixelAllocator& alloc, std::string* codec) {
+  std::string unused;
+  if (!codec) codec = &unused;
   if (bytes.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", name));
   if (bytes.size() > limits.max_file_bytes)
     throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
   codec_checks::check_png_header_limit(bytes, name, limits);
+  *codec = "turbojpeg";
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
   int w = 0, h = 0, comp = 0;
@@ -181,13 +216,23 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
   // OpenCV 4.6's Radiance reader leaks its FILE on a bad header (fuzz_decode ran out of file
   // descriptors): anything that starts like a Radiance file ("#?RADIANCE", "#?RGBE") stays with stb.
   const bool radiance = bytes.size() >= 2 && bytes[0] == '#' && bytes[1] == '?';
-  if (!stb_knows && !radiance && have_opencv_codecs()) return opencv_codecs::decode(bytes, name, limits, alloc);
+  *codec = !stb_knows && !radiance && have_opencv_codecs() ? "opencv" : "stb";
+  if (*codec == "opencv") return opencv_codecs::decode(bytes, name, limits, alloc);
   return decode_with_stb(bytes, name, limits, alloc);
 }
 
-Image decode_file(const std::string& path, const Limits& limits, const PixelAllocator& alloc) {
+Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc, std::string* codec) {
   const auto bytes = read_file(path, limits);
-  return decode_memory(bytes, path, limits, alloc);
+  return decode_memory_whole(bytes, path, limits, alloc, codec);
+}
+
+Image decode_file(const std::string& path, const Limits& limits, const PixelAllocator& alloc, ImageInfo* info) {
+  auto reader = open_image(path, limits);
+  const ImageInfo& i = reader->info();
+  codec_checks::check_pixel_limit(path, i.width, i.height, limits);
+  Image img = read_whole(*reader, alloc);
+  if (info) *info = i;
+  return img;
 }
 
 Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> bytes, const std::string& name,
@@ -218,12 +263,18 @@ std::string temporary_name_for(const std::string& path) {
   return (p.parent_path() / fmt::format(".{}.tf-{}-{}.tmp", p.filename().string(), ::getpid(), counter++)).string();
 }
 
-void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options) {
+void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options, const Metadata& metadata) {
+  auto writer = create_image(path, image.width, image.height, image.format, metadata, options);
+  writer->write_rows(image);
+  writer->finish();
+}
+
+std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, int quality) {
   std::string why;
-  if (!can_encode(path, image.format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  if (!can_encode_whole(path, image.format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   const auto ext = extension_of(path);
-  const int quality = std::clamp(options.quality, 1, 100);
-  const std::string codec = encoder_for(path, image.format);
+  quality = std::clamp(quality, 1, 100);
+  const std::string codec = whole_encoder_for(path, image.format);
   std::vector<unsigned char> bytes;
   try {
     bytes = codec == "turbojpeg" ? turbojpeg_codec::encode(image, quality)
@@ -232,7 +283,7 @@ void encode_file(const std::string& path, const ImageView& image, const EncodeOp
   } catch (const Error& e) {
     throw Error(ErrorKind::Io, fmt::format("{}: cannot encode ({})", path, e.what()));
   }
-  write_file_atomically(path, bytes);
+  return bytes;
 }
 
 void write_file_atomically(const std::string& path, std::span<const unsigned char> bytes) {

@@ -70,4 +70,14 @@ bool same_pixels(const ImageView& a, const ImageView& b) {
   return true;
 }
 
+ImageView window_view(const ImageView& rows, int first_row, int image_height) {
+  ImageView v = rows;
+  // Address arithmetic in integers: the row-0 address may lie outside the allocation, which
+  // pointer arithmetic may not express; rows outside the window are never dereferenced.
+  const auto base = reinterpret_cast<std::uintptr_t>(rows.data) - static_cast<std::uintptr_t>(first_row) * rows.pitch;
+  v.data = reinterpret_cast<std::byte*>(base);
+  v.height = image_height;
+  return v;
+}
+
 }  // namespace tf

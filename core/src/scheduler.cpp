@@ -31,7 +31,7 @@ struct QueuedTile {
 };
 
 // Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
-std::pair<int, int> choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s) {
+TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s, int band_rows) {
   if (s.tile_width > 0 && s.tile_height > 0) return {s.tile_width, s.tile_height};
   if (s.tile_width > 0 || s.tile_height > 0) {
     const int side = std::max(s.tile_width, s.tile_height);
@@ -49,7 +49,7 @@ std::pair<int, int> choose_tile_size(const TileJob& job, const std::vector<Devic
   // partial: counting them would leave lanes idle behind one big tile), but not below 256x256
   // pixels (halo overhead). Wide strips lose rows first (their rows stay whole), squares halve
   // both sides, other tiles their longer side.
-  const long long pixels = static_cast<long long>(job.src.width) * job.src.height;
+  const long long pixels = static_cast<long long>(job.src.width) * band_rows;
   while (pixels / (static_cast<long long>(tw) * th) < lanes && static_cast<long long>(tw) * th > 256 * 256) {
     if (tw >= 4 * th && th > 64) th /= 2;
     else if (tw == th) {
@@ -143,7 +143,7 @@ class Run {
         if (debug_log())
           std::fprintf(stderr, "[scheduler] tile %d (%d,%d) %dx%d -> %s lane %d\n", q->tile.index, q->tile.out.x,
                        q->tile.out.y, q->tile.out.width, q->tile.out.height, dev.info().id.c_str(), lane);
-        dev.process(job_, q->tile, lane, q->attempt, telemetry_, device);
+        dev.process({job_, q->tile, lane, q->attempt, telemetry_, device});
         std::lock_guard lock(mutex_);
         ++report_.tiles_per_device[device];
         ok = true;
@@ -196,6 +196,14 @@ class Run {
   std::exception_ptr error_;
 };
 
+// The output rows a job computes: options.first_row .. end_row, or the whole image.
+std::pair<int, int> band_of(const ImageView& src, const JobOptions& options) {
+  const int end = options.end_row > 0 ? options.end_row : src.height;
+  if (options.first_row < 0 || options.first_row >= end || end > src.height)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("rows {}..{} outside the image's {} rows", options.first_row, end, src.height));
+  return {options.first_row, end};
+}
+
 void check_arguments(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices) {
   if (!src.data || !dst.data) throw Error(ErrorKind::InvalidArgument, "empty image");
   if (src.width != dst.width || src.height != dst.height || !(src.format == dst.format))
@@ -210,10 +218,16 @@ JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chai
                    const JobOptions& options, Telemetry& telemetry) {
   TileJob job{src, dst, &chain, options.border, options.faults};
   JobReport report;
-  auto [tw, th] = choose_tile_size(job, devices, options.schedule);
-  report.tile_width = tw;
-  report.tile_height = th;
-  auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), tw, th);
+  const auto [first, end] = band_of(src, options);
+  const TileSize tile = choose_tile_size(job, devices, options.schedule, end - first);
+  report.tile = tile;
+  // Tiles of the band; their input rectangles still refer to the whole image, so borders are
+  // synthesized exactly as when the whole image is filtered at once.
+  auto tiles = plan_tiles(src.width, end - first, chain_halo(chain), tile);
+  for (auto& t : tiles) {
+    t.out.y += first;
+    t.in.y += first;
+  }
   report.tiles = static_cast<int>(tiles.size());
   Run run(job, devices, options, std::move(tiles), telemetry, report);
   run.execute();
@@ -231,18 +245,13 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
   Telemetry telemetry;
   const double t0 = telemetry.now();
 
-  // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
-  // otherwise (wrap borders, images smaller than the halo) it runs filter by filter.
-  TileJob probe{src, dst, &chain, options.border, options.faults};
-  auto [tw, th] = choose_tile_size(probe, devices, options.schedule);
-  bool one_pass = true;
-  for (const auto& t : plan_tiles(src.width, src.height, chain_halo(chain), tw, th))
-    if (!cpu::chain_fits_tile(chain, t, src.width, src.height, options.border.mode)) { one_pass = false; break; }
-
   JobReport report;
-  if (one_pass) {
+  if (runs_in_one_pass(src, chain, devices, options)) {
     report = run_pass(src, dst, chain, devices, options, telemetry);
   } else {
+    if (options.first_row != 0 || (options.end_row != 0 && options.end_row != src.height))
+      throw Error(ErrorKind::InvalidArgument, "this chain runs filter by filter over the whole image (wrap border or an "
+                                              "image smaller than its halo) and cannot be filtered in bands");
     Image scratch[2];
     ImageView in = src;
     for (std::size_t s = 0; s < chain.size(); ++s) {
@@ -270,6 +279,18 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
   report.device_names.push_back("cpu-fallback");
   report.records = telemetry.records();
   return report;
+}
+
+bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
+                      const JobOptions& options) {
+  // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
+  // otherwise (wrap borders, images smaller than the halo) it runs filter by filter. Devices choose
+  // their tile from the size and format alone, so `shape` needs no pixels.
+  TileJob probe{shape, shape, &chain, options.border, options.faults};
+  const TileSize tile = choose_tile_size(probe, devices, options.schedule, shape.height);
+  for (const auto& t : plan_tiles(shape.width, shape.height, chain_halo(chain), tile))
+    if (!cpu::chain_fits_tile(chain, t, shape.width, shape.height, options.border.mode)) return false;
+  return true;
 }
 
 Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& options,

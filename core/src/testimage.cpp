@@ -46,8 +46,16 @@ float chart_value(std::uint32_t seed, int x, int y, int c) {
 
 Image make_test_image(int width, int height, Format format, std::uint32_t seed, Pattern pattern) {
   Image img(width, height, format);
-  const auto& v = img.view();
-  for (int y = 0; y < height; ++y) {
+  fill_test_rows(img.view(), 0, height, seed, pattern);
+  return img;
+}
+
+void fill_test_rows(const ImageView& rows, int first_row, int image_height, std::uint32_t seed, Pattern pattern) {
+  const int width = rows.width, height = image_height;
+  const Format format = rows.format;
+  const ImageView v = window_view(rows, first_row, image_height);
+  for (int r = 0; r < rows.height; ++r) {
+    const int y = first_row + r;
     for (int x = 0; x < width; ++x) {
       for (int c = 0; c < format.channels; ++c) {
         float f = pattern == Pattern::Photo ? photo_value(seed, width, height, x, y, c)
@@ -63,7 +71,6 @@ Image make_test_image(int width, int height, Format format, std::uint32_t seed, 
       }
     }
   }
-  return img;
 }
 
 }  // namespace tf

@@ -23,7 +23,7 @@ namespace tf::test {
 namespace {
 void put_image(const std::string& path, int w, int h, Format f, std::uint32_t seed) {
   fs::create_directories(fs::path(path).parent_path());
-  encode_file(path, random_image(w, h, f, seed).view(), EncodeOptions{90});
+  encode_file(path, random_image(w, h, f, seed).view(), quality_only(90));
 }
 }  // namespace
 

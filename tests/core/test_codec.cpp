@@ -54,7 +54,7 @@ TEST(Codec, LosslessRoundTrips8Bit) {
 TEST(Codec, JpegIsCloseAndStb) {
   test::TempDir dir;
   const Image src = make_test_image(128, 96, Format{PixelType::U8, 3}, 3);
-  encode_file(dir / "a.jpg", src.view(), {95});
+  encode_file(dir / "a.jpg", src.view(), quality_only(95));
   const Image back = decode_file(dir / "a.jpg");
   EXPECT_EQ(back.format(), src.format());
   EXPECT_LT(test::compare(back.view(), src.view()).max_abs, 40);
@@ -228,7 +228,7 @@ TEST(Codec, ACorruptJpegDoesNotChangeTheNextDecode) {
   // Seen in batch: a corrupt JPEG left TurboJPEG's per-thread decompressor in a state that changed
   // the pixels of the next file decoded on that thread.
   test::TempDir dir;
-  encode_file(dir / "good.jpg", test::random_image(640, 360, Format{PixelType::U8, 3}, 40).view(), {90});
+  encode_file(dir / "good.jpg", test::random_image(640, 360, Format{PixelType::U8, 3}, 40).view(), quality_only(90));
   const auto good = read_all(dir / "good.jpg");
   const std::span<const unsigned char> good_bytes(reinterpret_cast<const unsigned char*>(good.data()), good.size());
   const Image fresh = decode_memory(good_bytes, "good.jpg");
@@ -297,7 +297,7 @@ TEST(Codec, TurboJpegRoundTripIsCloseAndHonoursQuality) {
   REQUIRE_TURBOJPEG();
   test::TempDir dir;
   const Image src = make_test_image(301, 199, Format{PixelType::U8, 3}, 12);
-  encode_file(dir / "a.jpg", src.view(), {95});
+  encode_file(dir / "a.jpg", src.view(), quality_only(95));
   const Image back = decode_file(dir / "a.jpg");
   EXPECT_EQ(back.format(), src.format());
   EXPECT_LT(test::compare(back.view(), src.view()).max_abs, 40);

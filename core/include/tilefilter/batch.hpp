@@ -22,6 +22,7 @@ struct BatchOptions {
   std::vector<std::string> exclude;  // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
   std::string format = "same";       // same | png | jpg | tiff
   int quality = 95;                  // JPEG / WebP, as `tilefilter apply`
+  bool strip = false;                // drop EXIF / ICC / XMP instead of copying them to the outputs
   int decode_threads = 0, encode_threads = 0;  // 0 = from the cores
   std::string devices = "all";
   std::vector<DevicePtr> device_list;  // when not empty, used instead of `devices`

@@ -1,6 +1,8 @@
-// Decoding and encoding. stb_image/stb_image_write are always built; TurboJPEG (libjpeg-turbo) takes
-// over JPEG when present; OpenCV's imgcodecs adds TIFF, WebP, 16-bit PNG output and float TIFF when
-// present. Limits are checked from the header, before any pixel memory is allocated.
+// Whole-image decoding and encoding. Files go through the format readers and writers of io.hpp
+// (libtiff, libpng, libjpeg when built in); stb_image/stb_image_write are always built and serve
+// the rest, with OpenCV's imgcodecs for WebP, PFM, JPEG 2000 and others when present. TurboJPEG
+// decodes and encodes JPEG bytes in memory. Limits are checked from the header, before any pixel
+// memory is allocated.
 #pragma once
 #include <cstddef>
 #include <span>
@@ -8,26 +10,29 @@
 #include <vector>
 
 #include "tilefilter/image.hpp"
+#include "tilefilter/io.hpp"
 
 namespace tf {
 
-struct Limits {
-  long long max_pixels = 1LL << 30;             // 1 gigapixel
-  std::size_t max_file_bytes = 4ULL << 30;      // 4 GiB
-};
+using EncodeOptions = WriteOptions;
+inline EncodeOptions quality_only(int quality) {
+  EncodeOptions o;
+  o.quality = quality;
+  return o;
+}
 
-struct EncodeOptions {
-  int quality = 95;  // JPEG / WebP
-};
-
-// Throws tf::Error naming the file and the reason.
+// Decodes a whole file through open_image (io.hpp); the image must fit limits.max_pixels. `info`,
+// when given, receives what the file held (metadata, stored channels, codec). Throws tf::Error
+// naming the file and the reason.
 Image decode_file(const std::string& path, const Limits& limits = {},
-                  const PixelAllocator& alloc = default_allocator());
+                  const PixelAllocator& alloc = default_allocator(), ImageInfo* info = nullptr);
 Image decode_memory(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits = {},
                     const PixelAllocator& alloc = default_allocator());
 
-// Writes atomically: a temporary file beside the target, renamed when complete.
-void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options = {});
+// Writes atomically through create_image (io.hpp): a temporary file beside the target, renamed when
+// complete. `metadata` is written unless options.strip (formats that cannot hold it drop it).
+void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options = {},
+                 const Metadata& metadata = {});
 
 bool is_image_extension(const std::string& path);       // can we try to decode this file?
 std::string codec_for(const std::string& path);         // decoder: "stb", "turbojpeg", "opencv"

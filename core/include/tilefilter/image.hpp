@@ -45,6 +45,12 @@ struct ImageView {
   ImageView sub(const Rect& r) const;  // r must lie inside the view
 };
 
+// A view of a whole image `image_height` rows tall of which only `rows` — the image's rows
+// [first_row, first_row + rows.height) — are in memory: row(y) addresses image row y. Reading a
+// row outside that range is an error the caller rules out (a band's tiles read only its window).
+// Streamed images are filtered band by band through such views.
+ImageView window_view(const ImageView& rows, int first_row, int image_height);
+
 // Allocates pixel storage; the default uses aligned host memory. A GPU backend can install one that
 // returns pinned memory so uploads run at full PCIe speed.
 struct PixelAllocator {

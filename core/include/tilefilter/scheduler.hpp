@@ -23,6 +23,9 @@ struct JobOptions {
   FaultInjection faults;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(int done, int total)> progress;  // called from worker threads
+  // Output rows [first_row, end_row) to compute; end_row 0 = to the bottom. With a band, src and dst
+  // may be window_view()s holding only the rows the band reads and writes (streamed images).
+  int first_row = 0, end_row = 0;
 };
 
 struct TileFailure {
@@ -33,7 +36,7 @@ struct TileFailure {
 
 struct JobReport {
   int tiles = 0;
-  int tile_width = 0, tile_height = 0;
+  TileSize tile;   // output pixels of a whole tile (edge tiles are smaller)
   int passes = 1;  // >1 when a chain had to run filter by filter (wrap border, tiny images)
   double wall_s = 0;
   std::vector<std::string> device_names;  // index = StageRecord::device
@@ -47,6 +50,12 @@ struct JobReport {
 // arguments, or kind Cancelled when cancelled.
 JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
                      const std::vector<DevicePtr>& devices, const JobOptions& options);
+
+// True when `chain` runs over an image of `shape`'s size and format (its pixels are not read) in one pass per tile (its intermediate borders can
+// be re-synthesized inside each tile); false for wrap borders and images smaller than the halo,
+// which run filter by filter over the whole image and so cannot be streamed in bands.
+bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
+                      const JobOptions& options);
 
 // Convenience: allocates the output.
 Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,

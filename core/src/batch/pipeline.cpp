@@ -44,6 +44,7 @@ bool debug_log() {
 struct Work {
   int index = -1;
   Image src, dst;
+  ImageInfo info;  // metadata and stored channels, carried to the output
   Charge charge;  // budget for src and dst
 };
 
@@ -177,7 +178,7 @@ class BatchRun {
                                [this](void* p) { pool_.release(p); }};
     const double t0 = tel_.now(), c0 = thread_cpu_s();
     try {
-      w.src = decode_file(item.input, opt_.limits, alloc);
+      w.src = decode_file(item.input, opt_.limits, alloc, &w.info);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Cancelled) return discard(i);
       return fail(i, e.what());
@@ -308,7 +309,11 @@ class BatchRun {
       try {
         make_parent_folder(out);
         const double t0 = tel_.now(), c0 = thread_cpu_s();
-        encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), EncodeOptions{opt_.quality});
+        EncodeOptions eo;
+        eo.quality = opt_.quality;
+        eo.strip = opt_.strip;
+        eo.gray_alpha = w->info.stored_channels == 2;
+        encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata);
         const double t1 = tel_.now();
         r.encode_s = t1 - t0;
         r.encode_cpu_s = thread_cpu_s() - c0;

@@ -1,0 +1,27 @@
+// The whole-image codecs behind the formats that do not stream (stb, OpenCV, TurboJPEG in memory):
+// io/registry.cpp wraps them in an ImageReader / ImageWriter that holds the whole image.
+#pragma once
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tilefilter/codec.hpp"
+
+namespace tf {
+
+std::string extension_of(const std::string& path);  // lower case, with the dot
+// Throws tf::Error for a missing file, a directory or an empty file; returns the size in bytes.
+std::size_t check_readable_file(const std::string& path);
+
+// Reads the file into memory and decodes it with stb / TurboJPEG / OpenCV; `codec` receives which.
+Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc, std::string* codec);
+Image decode_memory_whole(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+                          const PixelAllocator& alloc, std::string* codec);
+
+bool can_encode_whole(const std::string& path, const Format& format, std::string* why);
+std::string whole_encoder_for(const std::string& path, const Format& format);
+// The encoded bytes for `path`'s format. Throws tf::Error naming `path`.
+std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, int quality);
+
+}  // namespace tf

@@ -1,0 +1,121 @@
+// open_image / create_image: the file's first bytes pick the reader, the target's extension the
+// writer. Streaming formats (format_*.cpp) come first; anything else is decoded or encoded whole by
+// the stb / OpenCV / TurboJPEG codecs (codec.cpp) behind the same two interfaces.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "codec_checks.hpp"
+#include "codec_whole.hpp"
+#include "formats.hpp"
+#include "tilefilter/error.hpp"
+#include "tilefilter/io.hpp"
+
+namespace tf {
+
+namespace {
+
+const std::array<const io::FormatCodec*, 3>& all_formats() {
+  static const std::array<const io::FormatCodec*, 3> formats{&io::tiff_codec(), &io::png_codec(), &io::jpeg_codec()};
+  return formats;
+}
+
+// A format that cannot stream: decoded whole when opened.
+class WholeReader final : public ImageReader {
+ public:
+  WholeReader(const std::string& path, const Limits& limits) {
+    std::string codec;
+    image_ = decode_file_whole(path, limits, default_allocator(), &codec);
+    info_.width = image_.width();
+    info_.height = image_.height();
+    info_.format = image_.format();
+    info_.stored_channels = image_.format().channels;
+    info_.codec = codec;
+    info_.access = RowAccess::Whole;
+  }
+
+  void read_rows(int y, const ImageView& rows) override {
+    for (int r = 0; r < rows.height; ++r) std::memcpy(rows.row(r), image_.view().row(y + r), rows.row_bytes());
+  }
+
+ private:
+  Image image_;
+};
+
+// A format that cannot stream: rows gather in memory and are encoded at finish(). Such formats
+// (BMP, TGA, HDR, WebP, PFM through stb / OpenCV) get no metadata.
+class WholeWriter final : public ImageWriter {
+ public:
+  WholeWriter(std::string path, int width, int height, Format format, int quality)
+      : path_(std::move(path)), image_(width, height, format), quality_(quality) {}
+
+  void write_rows(const ImageView& rows) override {
+    if (next_row_ + rows.height > image_.height())
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: more rows written than the image has", path_));
+    for (int r = 0; r < rows.height; ++r) std::memcpy(image_.view().row(next_row_ + r), rows.row(r), rows.row_bytes());
+    next_row_ += rows.height;
+  }
+
+  void finish() override {
+    if (next_row_ != image_.height())
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {} of {} rows written", path_, next_row_, image_.height()));
+    write_file_atomically(path_, encode_whole(path_, image_.view(), quality_));
+  }
+
+ private:
+  std::string path_;
+  Image image_;
+  int quality_;
+  int next_row_ = 0;
+};
+
+}  // namespace
+
+namespace io {
+
+const FormatCodec* format_for_extension(const std::string& ext) {
+  for (const auto* f : all_formats())
+    if (f->available() && f->has_extension(ext)) return f;
+  return nullptr;
+}
+
+}  // namespace io
+
+std::unique_ptr<ImageReader> open_image(const std::string& path, const Limits& limits) {
+  check_readable_file(path);
+  std::array<unsigned char, 64> head{};
+  std::size_t n = 0;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    n = std::fread(head.data(), 1, head.size(), f);
+    std::fclose(f);
+  }
+  const std::span<const unsigned char> bytes(head.data(), n);
+  for (const auto* f : all_formats())
+    if (f->available() && f->sniff(bytes)) return f->open(path, limits);
+  return std::make_unique<WholeReader>(path, limits);
+}
+
+std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, int height, Format format,
+                                          const Metadata& metadata, const WriteOptions& options) {
+  if (width <= 0 || height <= 0)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot write an image of {}x{} pixels", path, width, height));
+  std::string why;
+  if (!can_encode(path, format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  if (const auto* f = io::format_for_extension(extension_of(path)))
+    return f->create(path, width, height, format, metadata, options);
+  return std::make_unique<WholeWriter>(path, width, height, format, options.quality);
+}
+
+bool writer_streams(const std::string& path) { return io::format_for_extension(extension_of(path)) != nullptr; }
+
+Image read_whole(ImageReader& reader, const PixelAllocator& alloc) {
+  const ImageInfo& info = reader.info();
+  Image img(info.width, info.height, info.format, alloc);
+  reader.read_rows(0, img.view());
+  return img;
+}
+
+}  // namespace tf

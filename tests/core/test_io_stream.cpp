@@ -1,0 +1,217 @@
+// Streaming apply (filter_file): band by band equals the whole image at once, bit for bit, for
+// every streaming format, border and band height; memory stays within the budget; bad input and
+// failures leave nothing under the output's name.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+#include "tilefilter/codec.hpp"
+#include "tilefilter/error.hpp"
+#include "tilefilter/io.hpp"
+#include "tilefilter/scheduler.hpp"
+#include "tilefilter/stream.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf {
+namespace {
+
+std::vector<DevicePtr> cpu(int workers) { return select_devices(fmt::format("cpu:{}", workers)).devices; }
+
+Image whole_reference(const std::string& input, const Chain& chain, const JobOptions& job) {
+  return filter_image(decode_file(input), chain, cpu(1), job);
+}
+
+StreamReport stream(const std::string& in, const std::string& out, const Chain& chain, int band_rows,
+                    const JobOptions& job = {}, int workers = 2) {
+  StreamOptions o;
+  o.band_rows = band_rows;
+  return filter_file(in, out, chain, cpu(workers), job, o);
+}
+
+bool leftovers(const fs::path& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp") != std::string::npos) return true;
+  return false;
+}
+
+struct Case {
+  const char* ext;
+  Format format;
+};
+
+class StreamEqualsWhole : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StreamEqualsWhole, EveryBandHeightAndBorder) {
+  const auto [ext, format] = GetParam();
+  test::TempDir dir;
+  const std::string in = dir / (std::string("in") + ext);
+  const std::uint32_t seed = test::test_seed(11);
+  encode_file(in, test::random_image(97, 83, format, seed).view());
+  const Chain chain = parse_chain({"gaussian:sigma=2", "sharpen"});
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant}) {
+    JobOptions job;
+    job.border = {mode, 0.25f};
+    const Image expected = whole_reference(in, chain, job);
+    for (int rows : {1, 7, 16, 40, 83}) {
+      const std::string out = dir / fmt::format("out{}{}", rows, ext);
+      const StreamReport r = stream(in, out, chain, rows, job);
+      SCOPED_TRACE(fmt::format("{} {} border {} bands of {} rows", ext, to_string(format), static_cast<int>(mode), rows));
+      if (open_image(in)->info().access != RowAccess::Whole) EXPECT_EQ(r.bands, (83 + r.band_rows - 1) / r.band_rows);
+      if (std::string(ext) == ".jpg") {
+        // Lossy output: the same encoder over the same pixels gives the same bytes.
+        const std::string whole_out = dir / (std::string("whole") + ext);
+        encode_file(whole_out, expected.view());
+        EXPECT_TRUE(same_pixels(decode_file(out).view(), decode_file(whole_out).view()));
+      } else {
+        EXPECT_TRUE(same_pixels(decode_file(out).view(), expected.view()));
+      }
+    }
+  }
+  EXPECT_FALSE(leftovers(dir.path));
+}
+
+std::vector<Case> streaming_cases() {
+  std::vector<Case> v;
+  for (int c : {1, 3, 4}) {
+    v.push_back({".png", {PixelType::U8, c}});
+    v.push_back({".tif", {PixelType::U8, c}});
+  }
+  v.push_back({".png", {PixelType::U16, 3}});
+  v.push_back({".tif", {PixelType::U16, 1}});
+  v.push_back({".tif", {PixelType::F32, 3}});
+  v.push_back({".tif", {PixelType::F32, 4}});
+  v.push_back({".jpg", {PixelType::U8, 3}});
+  v.push_back({".jpg", {PixelType::U8, 1}});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, StreamEqualsWhole, ::testing::ValuesIn(streaming_cases()),
+                         [](const auto& info) {
+                           return fmt::format("{}_{}c_{}", info.param.ext + 1, info.param.format.channels,
+                                              to_string(info.param.format.type));
+                         });
+
+TEST(StreamApply, TiledTiffInputAndOutputEqualWhole) {
+  if (!writer_streams("x.tif")) GTEST_SKIP() << "no libtiff in this build";
+  test::TempDir dir;
+  const std::string in = dir / "tiled.tif";
+  WriteOptions tiles;
+  tiles.tiff_tile = {32, 16};
+  encode_file(in, test::random_image(150, 77, Format{PixelType::U8, 3}, 5).view(), tiles);
+  const Chain chain = parse_chain({"box:radius=3"});
+  const Image expected = whole_reference(in, chain, {});
+  StreamOptions o;
+  o.band_rows = 13;
+  o.write.tiff_tile = {16, 32};
+  filter_file(in, dir / "out.tif", chain, cpu(2), {}, o);
+  EXPECT_TRUE(same_pixels(decode_file(dir / "out.tif").view(), expected.view()));
+}
+
+TEST(StreamApply, WrapBorderRunsInOneBandWithANote) {
+  test::TempDir dir;
+  const std::string in = dir / "in.png";
+  encode_file(in, test::random_image(64, 48, Format{PixelType::U8, 3}, 3).view());
+  JobOptions job;
+  job.border = {BorderMode::Wrap, 0};
+  const Chain chain = parse_chain({"gaussian:sigma=1.5", "box:radius=2"});
+  const StreamReport r = stream(in, dir / "out.png", chain, 8, job);
+  EXPECT_EQ(r.bands, 1);
+  EXPECT_NE(r.note.find("wrap"), std::string::npos) << r.note;
+  EXPECT_TRUE(same_pixels(decode_file(dir / "out.png").view(), whole_reference(in, chain, job).view()));
+}
+
+TEST(StreamApply, FormatsThatCannotStreamGoInOneBand) {
+  test::TempDir dir;
+  const std::string in = dir / "in.bmp";
+  encode_file(in, test::random_image(40, 30, Format{PixelType::U8, 3}, 4).view());
+  const Chain chain = parse_chain({"sharpen"});
+  const StreamReport r = stream(in, dir / "out.png", chain, 4);
+  EXPECT_EQ(r.bands, 1);
+  EXPECT_TRUE(same_pixels(decode_file(dir / "out.png").view(), whole_reference(in, chain, {}).view()));
+}
+
+TEST(StreamApply, CutInputFailsAndLeavesNoOutput) {
+  test::TempDir dir;
+  for (const char* ext : {".png", ".tif", ".jpg"}) {
+    if (!writer_streams(std::string("x") + ext)) continue;
+    const std::string in = dir / (std::string("big") + ext), out = dir / (std::string("out") + ext);
+    WriteOptions none;
+    none.compression = "none";
+    encode_file(in, test::random_image(300, 200, Format{PixelType::U8, 3}, 6).view(), none);
+    fs::resize_file(in, fs::file_size(in) * 2 / 3);
+    EXPECT_THROW(stream(in, out, parse_chain({"sharpen"}), 16), Error) << ext;
+    EXPECT_FALSE(fs::exists(out)) << ext;
+  }
+  EXPECT_FALSE(leftovers(dir.path));
+}
+
+TEST(StreamApply, AutorotateTurnsThePixelsUpright) {
+  const Image src = test::random_image(5, 3, Format{PixelType::U8, 1}, 8);
+  const Image r6 = apply_orientation(src.view(), 6);  // 90 degrees clockwise
+  ASSERT_EQ(r6.width(), 3);
+  ASSERT_EQ(r6.height(), 5);
+  // The stored image's bottom-left pixel is the viewer's top-left one.
+  EXPECT_EQ(r6.view().row(0)[0], src.view().row(2)[0]);
+  EXPECT_EQ(r6.view().row(0)[2], src.view().row(0)[0]);
+  const Image back = apply_orientation(apply_orientation(r6.view(), 6).view(), 3);  // 90 + 90 + 180 degrees
+  EXPECT_TRUE(same_pixels(back.view(), src.view()));
+  for (int o = 2; o <= 8; ++o) EXPECT_FALSE(same_pixels(apply_orientation(src.view(), o).view(), src.view())) << o;
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+long proc_status_kib(const char* key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::strlen(key)));
+  return -1;
+}
+#endif
+
+TEST(StreamApply, PeakMemoryStaysWithinTheBudget) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "resident memory is not meaningful under a sanitizer";
+#else
+  if (!writer_streams("x.tif")) GTEST_SKIP() << "no libtiff in this build";
+  test::TempDir dir;
+  const std::string in = dir / "big.tif";
+  // 6000 x 4000 RGB8: 72 MB of pixels, written band by band so the test itself stays small.
+  const int w = 6000, h = 4000;
+  {
+    auto writer = create_image(in, w, h, Format{PixelType::U8, 3}, {}, {});
+    Image band(w, 250, Format{PixelType::U8, 3});
+    for (int y = 0; y < h; y += 250) {
+      fill_test_rows(band.view(), y, h, 9, Pattern::Chart);
+      writer->write_rows(band.view());
+    }
+    writer->finish();
+  }
+  const std::size_t budget = 24ULL << 20;
+  StreamOptions o;
+  o.memory_budget = budget;
+  {  // reset the high-water mark (Linux: clear_refs 5), then measure from here
+    std::ofstream("/proc/self/clear_refs") << "5";
+  }
+  const long base_kib = proc_status_kib("VmRSS:");
+  const StreamReport r = filter_file(in, dir / "out.tif", parse_chain({"gaussian:sigma=3"}), cpu(2), {}, o);
+  const long peak_kib = proc_status_kib("VmHWM:");
+  ASSERT_GT(base_kib, 0);
+  ASSERT_GT(peak_kib, 0);
+  const double grew_mib = (peak_kib - base_kib) / 1024.0;
+  // Stated overhead beyond the budget: thread stacks, allocator slack, libtiff's own strip buffers.
+  const double overhead_mib = 16;
+  RecordProperty("peak_growth_mib", std::to_string(grew_mib));
+  EXPECT_GT(r.bands, 4);
+  EXPECT_LE(grew_mib, budget / 1048576.0 + overhead_mib)
+      << "image " << w * h * 3 / 1048576 << " MiB, " << r.bands << " bands of " << r.band_rows << " rows";
+#endif
+}
+
+}  // namespace
+}  // namespace tf
