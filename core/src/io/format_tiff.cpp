@@ -1,0 +1,1049 @@
+// TIFF on libtiff: a random-access reader (any band of rows, strips and tiles decoded on every core)
+// and a streaming writer (strips or tiles compressed on every core, written in order).
+//
+// Reader. One TIFF* handle per worker thread, all on the same file: libtiff handles are not shared
+// between threads, but any number may read one file. read_rows() lists every strip/tile that
+// overlaps the band ("units"), decodes them in parallel (each worker on its own handle, into its own
+// buffer) and each worker converts the rows it decoded straight into the caller's band. The units of
+// the last strip row / tile row of a band that ends inside it are kept (a one-row cache), so bands
+// that do not line up with strips never decode a strip twice.
+// Delivered: u8 / u16 / f32 with 1, 3 or 4 channels. Gray+alpha becomes RGBA (stored_channels 2);
+// 1/2/4-bit gray and bilevel are expanded to u8 (0..255), palette images (1..8-bit indices) to RGB
+// u8 through the colormap (16-bit entries scaled; a colormap of 8-bit values, a common writer bug,
+// is used as it is); min-is-white is inverted. Associated (premultiplied) alpha is delivered as stored.
+// Refused with a message: signed integer, 32-bit integer, 16/64-bit float and complex samples, other
+// bit depths, CMYK/Lab/YCbCr without JPEG compression, palettes with extra samples.
+//
+// Writer. Rows arrive top to bottom in bands of any height and gather into a batch of a few strip
+// rows / tile rows (about 2 units per thread). A full batch goes to the workers — each applies the
+// predictor to its own copy of one strip/tile and compresses it itself (zlib for Deflate, libzstd for
+// ZSTD) — while the caller fills the next batch; then the compressed units are written in order with
+// TIFFWriteRawStrip/Tile. LZW (and ZSTD when this build has no libzstd of its own) goes through
+// libtiff's encoder on the caller's thread. Memory: two batches and their compressed units.
+// Metadata: ICC profile, XMP, orientation and the IFD0 text tags of the EXIF block (Make, Model,
+// Artist, Copyright, DateTime, Software, ImageDescription). The EXIF sub-IFD (camera settings:
+// exposure, lens, GPS) is not carried into TIFF output.
+#include "formats.hpp"
+
+#ifdef TF_HAVE_LIBTIFF
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <tiffio.h>
+#include <zlib.h>
+#ifdef TF_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "atomic_file.hpp"
+#include "metadata.hpp"
+#include "tilefilter/error.hpp"
+#endif
+
+namespace tf::io {
+
+#ifdef TF_HAVE_LIBTIFF
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// libtiff messages: every handle gets its own error/warning handlers (TIFFOpenOptions, libtiff 4.5).
+// Errors are kept (the first one since clear()) and become part of one tf::Error; warnings are
+// dropped, so nothing reaches stderr.
+
+struct TiffMessages {
+  std::string error;
+  void clear() { error.clear(); }
+};
+
+int on_tiff_error(TIFF*, void* user, const char* module, const char* fmt, va_list ap) {
+  auto* m = static_cast<TiffMessages*>(user);
+  if (m && m->error.empty()) {
+    char buf[512];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    m->error = buf;
+    if (m->error.empty() && module) m->error = module;
+  }
+  return 1;
+}
+
+int on_tiff_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+
+TIFF* open_tiff(const std::string& path, const char* mode, TiffMessages* msgs) {
+#if TIFFLIB_VERSION >= 20221213
+  TIFFOpenOptions* o = TIFFOpenOptionsAlloc();
+  TIFFOpenOptionsSetErrorHandlerExtR(o, on_tiff_error, msgs);
+  TIFFOpenOptionsSetWarningHandlerExtR(o, on_tiff_warning, msgs);
+  TIFF* t = TIFFOpenExt(path.c_str(), mode, o);
+  TIFFOpenOptionsFree(o);
+  return t;
+#else
+  // Older libtiff: no per-handle handlers; keep stderr quiet, reasons are then generic.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    TIFFSetErrorHandler(nullptr);
+    TIFFSetWarningHandler(nullptr);
+  });
+  (void)msgs;
+  return TIFFOpen(path.c_str(), mode);
+#endif
+}
+
+// "<reason>" from libtiff without a repeated file name in front.
+std::string reason(const TiffMessages& m, const std::string& path, const char* fallback) {
+  std::string r = m.error.empty() ? std::string(fallback) : m.error;
+  if (r.rfind(path + ": ", 0) == 0) r.erase(0, path.size() + 2);
+  while (!r.empty() && (r.back() == '.' || r.back() == '\n' || r.back() == ' ')) r.pop_back();
+  return r;
+}
+
+[[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why) {
+  throw Error(kind, fmt::format("{}: {}", path, why));
+}
+
+int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// ---------------------------------------------------------------------------------------------
+// A small pool: submit(n, fn) runs fn(index, worker) for index in [0, n) on the background threads
+// (worker 1..size) and, in wait(help = true), on the calling thread too (worker 0).
+
+class ThreadPool {
+ public:
+  struct Group {
+    std::function<void(int, int)> fn;
+    int n = 0;
+    std::atomic<int> next{0};
+    std::atomic<bool> failed{false};
+    int done = 0;
+    std::exception_ptr error;
+    std::mutex m;
+    std::condition_variable cv;
+  };
+
+  explicit ThreadPool(int background) {
+    for (int i = 0; i < background; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard lk(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int workers() const { return static_cast<int>(threads_.size()) + 1; }  // including the caller
+
+  std::shared_ptr<Group> submit(int n, std::function<void(int, int)> fn) {
+    auto g = std::make_shared<Group>();
+    g->fn = std::move(fn);
+    g->n = n;
+    if (n > 0 && !threads_.empty()) {
+      {
+        std::lock_guard lk(m_);
+        queue_.push_back(g);
+      }
+      cv_.notify_all();
+    }
+    return g;
+  }
+
+  // Waits for every index of g; rethrows the first exception a job threw.
+  static void wait(Group& g, bool help) {
+    if (help)
+      while (run_one(g, 0)) {
+      }
+    std::unique_lock lk(g.m);
+    g.cv.wait(lk, [&] { return g.done >= g.n; });
+    if (g.error) std::rethrow_exception(g.error);
+  }
+
+  // submit + wait(help): the caller works too.
+  void run(int n, std::function<void(int, int)> fn) {
+    if (n == 1 || threads_.empty()) {
+      for (int i = 0; i < n; ++i) fn(i, 0);
+      return;
+    }
+    auto g = submit(n, std::move(fn));
+    wait(*g, true);
+  }
+
+ private:
+  static bool run_one(Group& g, int worker) {
+    const int i = g.next.fetch_add(1);
+    if (i >= g.n) return false;
+    if (!g.failed.load()) {
+      try {
+        g.fn(i, worker);
+      } catch (...) {
+        std::lock_guard lk(g.m);
+        if (!g.error) g.error = std::current_exception();
+        g.failed = true;
+      }
+    }
+    std::lock_guard lk(g.m);
+    if (++g.done == g.n) g.cv.notify_all();
+    return true;
+  }
+
+  void loop(int worker) {
+    for (;;) {
+      std::shared_ptr<Group> g;
+      {
+        std::unique_lock lk(m_);
+        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stop_
+        g = queue_.front();
+        if (g->next.load() >= g->n) {
+          queue_.pop_front();
+          continue;
+        }
+      }
+      run_one(*g, worker);
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::deque<std::shared_ptr<Group>> queue_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers.
+
+std::string compression_name(int c) {
+  switch (c) {
+    case COMPRESSION_NONE: return "none";
+    case COMPRESSION_LZW: return "lzw";
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return "deflate";
+    case COMPRESSION_ZSTD: return "zstd";
+    case COMPRESSION_PACKBITS: return "packbits";
+    case COMPRESSION_JPEG: return "jpeg";
+    case COMPRESSION_OJPEG: return "old-jpeg";
+    case COMPRESSION_CCITTRLE:
+    case COMPRESSION_CCITTRLEW:
+    case COMPRESSION_CCITTFAX3:
+    case COMPRESSION_CCITTFAX4: return "ccitt";
+    case COMPRESSION_LZMA: return "lzma";
+    case COMPRESSION_WEBP: return "webp";
+    case COMPRESSION_LERC: return "lerc";
+    case COMPRESSION_JXL: return "jxl";
+    default: return fmt::format("compression {}", c);
+  }
+}
+
+// How many raw bytes one compressed byte may plausibly stand for (a bound, generous on purpose:
+// Deflate tops out near 1032:1, LZW near 1400:1, PackBits 64:1, ZSTD's RLE blocks 32768:1).
+std::uint64_t max_ratio(int c) {
+  switch (c) {
+    case COMPRESSION_NONE: return 1;
+    case COMPRESSION_PACKBITS: return 130;
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return 1100;
+    case COMPRESSION_LZW: return 2000;
+    default: return 1 << 16;
+  }
+}
+
+template <class T> T inverted(T v) {
+  if constexpr (std::is_same_v<T, float>) return 1.0f - v;
+  else return static_cast<T>(std::numeric_limits<T>::max() - v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+struct Handle {
+  TIFF* tif = nullptr;
+  std::unique_ptr<TiffMessages> msgs = std::make_unique<TiffMessages>();
+  std::vector<std::uint8_t> scratch;   // one decoded unit
+  std::vector<std::uint8_t> unpacked;  // one row of <8-bit samples as bytes
+  Handle() = default;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (tif) TIFFClose(tif);
+  }
+};
+
+// Where one stored sample goes in the delivered pixel.
+struct Target {
+  int sample;   // within the unit's samples (0 for a separate plane)
+  int channel;  // in the delivered pixel
+  bool invert;
+};
+
+class TiffReader final : public ImageReader {
+ public:
+  TiffReader(const std::string& path, const Limits& limits) : path_(path) {
+    const int threads = default_threads();
+    for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
+    Handle& h = *handles_[0];
+    h.tif = open_tiff(path_, "r", h.msgs.get());
+    if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
+    TIFF* t = h.tif;
+
+    // Pages: counted by walking the directory chain (no directory is parsed).
+    const int pages = TIFFNumberOfDirectories(t);
+    h.msgs->clear();
+    if (pages > 1) info_.note = fmt::format("first page of {} read", pages);
+
+    std::uint32_t w = 0, hh = 0;
+    if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &hh) || w == 0 || hh == 0)
+      fail(ErrorKind::Decode, path_, "no image size in the TIFF directory");
+    if (w > INT_MAX || hh > INT_MAX)
+      fail(ErrorKind::Limit, path_, fmt::format("{}x{} pixels: a side over {} pixels is not supported", w, hh, INT_MAX));
+    const long long pixels = static_cast<long long>(w) * hh;
+    if (pixels > limits.max_stream_pixels)
+      fail(ErrorKind::Limit, path_,
+           fmt::format("{}x{} pixels is more than the limit of {} pixels for streamed images", w, hh,
+                       limits.max_stream_pixels));
+    W_ = static_cast<int>(w);
+    H_ = static_cast<int>(hh);
+
+    std::uint16_t bps = 1, spp = 1, sfmt = SAMPLEFORMAT_UINT, photo = PHOTOMETRIC_MINISBLACK,
+                  planar = PLANARCONFIG_CONTIG, comp = COMPRESSION_NONE;
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &sfmt);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &comp);
+    if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo)) photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    info_.compression = compression_name(comp);
+    if (!TIFFIsCODECConfigured(comp))
+      fail(ErrorKind::Decode, path_, fmt::format("{} compression is not in this build of libtiff", info_.compression));
+
+    // Sample type.
+    if (sfmt == SAMPLEFORMAT_INT) fail(ErrorKind::Decode, path_, "signed integer samples are not supported");
+    if (sfmt == SAMPLEFORMAT_IEEEFP) {
+      if (bps != 32) fail(ErrorKind::Decode, path_, fmt::format("{}-bit floating-point samples are not supported", bps));
+      type_ = PixelType::F32;
+    } else if (sfmt == SAMPLEFORMAT_UINT || sfmt == SAMPLEFORMAT_VOID) {
+      if (bps == 8 || bps == 1 || bps == 2 || bps == 4) type_ = PixelType::U8;
+      else if (bps == 16) type_ = PixelType::U16;
+      else fail(ErrorKind::Decode, path_, fmt::format("{}-bit integer samples are not supported", bps));
+    } else {
+      fail(ErrorKind::Decode, path_, fmt::format("sample format {} (complex) is not supported", sfmt));
+    }
+    bps_ = bps;
+    spp_ = spp;
+    if (spp < 1) fail(ErrorKind::Decode, path_, "no samples per pixel");
+
+    // Colour model.
+    int colors = 0;
+    switch (photo) {
+      case PHOTOMETRIC_MINISWHITE: invert_ = true; [[fallthrough]];
+      case PHOTOMETRIC_MINISBLACK: colors = 1; break;
+      case PHOTOMETRIC_RGB: colors = 3; break;
+      case PHOTOMETRIC_PALETTE: colors = 1, palette_ = true; break;
+      case PHOTOMETRIC_YCBCR:
+        if (comp != COMPRESSION_JPEG)
+          fail(ErrorKind::Decode, path_, "YCbCr samples without JPEG compression are not supported");
+        TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);  // libjpeg converts to RGB
+        jpeg_rgb_ = true;
+        colors = 3;
+        break;
+      case PHOTOMETRIC_SEPARATED: fail(ErrorKind::Decode, path_, "CMYK (separated) TIFF is not supported");
+      default: fail(ErrorKind::Decode, path_, fmt::format("photometric interpretation {} is not supported", photo));
+    }
+    if (spp < colors)
+      fail(ErrorKind::Decode, path_, fmt::format("{} samples per pixel for a {}-colour image", spp, colors));
+    if (bps < 8 && colors != 1) fail(ErrorKind::Decode, path_, fmt::format("{}-bit RGB samples are not supported", bps));
+    if (palette_) {
+      if (spp != 1) fail(ErrorKind::Decode, path_, "palette images with extra samples are not supported");
+      if (bps > 8) fail(ErrorKind::Decode, path_, fmt::format("{}-bit palette indices are not supported", bps));
+      std::uint16_t *r = nullptr, *g = nullptr, *b = nullptr;
+      if (!TIFFGetField(t, TIFFTAG_COLORMAP, &r, &g, &b) || !r || !g || !b)
+        fail(ErrorKind::Decode, path_, "palette image without a colormap");
+      const int n = 1 << bps;
+      bool eight_bit = true;
+      for (int i = 0; i < n; ++i) eight_bit = eight_bit && r[i] < 256 && g[i] < 256 && b[i] < 256;
+      auto scale = [&](std::uint16_t v) {
+        return static_cast<std::uint8_t>(eight_bit ? v : (static_cast<std::uint32_t>(v) * 255 + 32767) / 65535);
+      };
+      pal_.assign(256 * 3, 0);
+      for (int i = 0; i < n; ++i) pal_[3 * i] = scale(r[i]), pal_[3 * i + 1] = scale(g[i]), pal_[3 * i + 2] = scale(b[i]);
+    }
+    const bool alpha = !palette_ && spp > colors;  // the first extra sample, declared or not
+    const int out_channels = palette_ ? 3 : colors == 1 ? (alpha ? 4 : 1) : (alpha ? 4 : 3);
+    info_.stored_channels = palette_ ? 3 : colors + (alpha ? 1 : 0);
+    info_.format = Format{type_, out_channels};
+    info_.width = W_;
+    info_.height = H_;
+    info_.codec = "libtiff";
+    info_.access = RowAccess::Random;
+
+    // Layout: units (strips or tiles), rows of units ("chunk rows"), planes.
+    separate_ = planar == PLANARCONFIG_SEPARATE && spp > 1;
+    tiled_ = TIFFIsTiled(t);
+    if (tiled_) {
+      std::uint32_t tw = 0, th = 0;
+      TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
+      TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
+      if (tw == 0 || th == 0 || tw > INT_MAX || th > INT_MAX) fail(ErrorKind::Decode, path_, "invalid tile size");
+      uw_ = static_cast<int>(tw);
+      uh_ = static_cast<int>(th);
+      row_stride_ = TIFFTileRowSize64(t);
+    } else {
+      std::uint32_t rps = 0;
+      TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rps);
+      uw_ = W_;
+      uh_ = static_cast<int>(std::min<std::uint32_t>(std::max<std::uint32_t>(rps, 1), hh));
+      row_stride_ = TIFFScanlineSize64(t);
+    }
+    across_ = static_cast<int>((static_cast<long long>(W_) + uw_ - 1) / uw_);
+    chunk_rows_ = static_cast<int>((static_cast<long long>(H_) + uh_ - 1) / uh_);
+    planes_ = separate_ ? spp : 1;
+    unit_samples_ = separate_ ? 1 : spp;
+    const std::uint64_t expect_stride = (static_cast<std::uint64_t>(uw_) * unit_samples_ * bps + 7) / 8;
+    if (row_stride_ != expect_stride)
+      fail(ErrorKind::Decode, path_, "unsupported sample layout (subsampled or padded rows)");
+    const std::uint64_t units = tiled_ ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+    if (units != static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_)
+      fail(ErrorKind::Decode, path_, fmt::format("{} {} where {} were expected", units, tiled_ ? "tiles" : "strips",
+                                                 static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_));
+    if (row_stride_ * uh_ > (std::uint64_t{1} << 40)) fail(ErrorKind::Limit, path_, "strips or tiles too large");
+
+    // Data that can plausibly hold the pixels it claims, before anything is allocated: the strip/tile
+    // bytes that lie inside the file, times the most the compression can expand.
+    {
+      std::error_code ec;
+      const std::uint64_t file_size = std::filesystem::file_size(path_, ec);
+      std::uint64_t held = 0;
+      for (std::uint64_t u = 0; u < units; ++u) {
+        int err = 0;
+        const std::uint64_t off = TIFFGetStrileOffsetWithErr(t, static_cast<std::uint32_t>(u), &err);
+        const std::uint64_t bc = err ? 0 : TIFFGetStrileByteCountWithErr(t, static_cast<std::uint32_t>(u), &err);
+        if (err || off >= file_size) continue;
+        held += std::min(bc, file_size - off);
+      }
+      h.msgs->clear();
+      const std::uint64_t raw = tiled_ ? row_stride_ * uh_ * units
+                                       : row_stride_ * static_cast<std::uint64_t>(H_) * planes_;
+      const std::uint64_t ratio = jpeg_rgb_ ? (1 << 16) : max_ratio(comp);
+      if (held == 0 || (held < raw && (raw - 1) / ratio + 1 > held))
+        fail(ErrorKind::Decode, path_,
+             fmt::format("claims {}x{} pixels but holds only {} bytes of image data", W_, H_, held));
+    }
+
+    // Which stored sample goes where.
+    targets_.resize(planes_);
+    auto add = [&](int s, int ch, bool inv) {
+      if (separate_) targets_[s].push_back({0, ch, inv});
+      else targets_[0].push_back({s, ch, inv});
+    };
+    if (!palette_) {
+      if (colors == 1) {
+        if (alpha) {
+          for (int c = 0; c < 3; ++c) add(0, c, invert_);
+        } else {
+          add(0, 0, invert_);
+        }
+      } else {
+        for (int c = 0; c < 3; ++c) add(c, c, false);
+      }
+      if (alpha) add(colors, 3, false);
+    }
+    identity_ = !separate_ && !palette_ && !invert_ && bps >= 8 && spp == out_channels && !(colors == 1 && alpha);
+
+    read_metadata(t);
+  }
+
+  void read_rows(int y, const ImageView& rows) override {
+    if (rows.height <= 0) return;
+    if (y < 0 || y + rows.height > H_ || rows.width != W_ || rows.format != info_.format)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}x{} {}", path_, y, y + rows.height, W_, H_,
+                              to_string(info_.format), rows.width, rows.height, to_string(rows.format)));
+    const int end = y + rows.height;
+    const int cr0 = y / uh_, cr1 = (end - 1) / uh_;
+    const int keep = (end % uh_ != 0 && end < H_) ? cr1 : -1;  // the band ends inside this chunk row
+
+    struct Job {
+      int cr, plane, tx;
+    };
+    std::vector<Job> jobs;
+    for (int cr = cr0; cr <= cr1; ++cr) {
+      if (cr == cache_cr_) continue;
+      for (int p = 0; p < planes_; ++p) {
+        if (!palette_ && targets_[p].empty()) continue;  // an extra sample nobody reads
+        for (int tx = 0; tx < across_; ++tx) jobs.push_back({cr, p, tx});
+      }
+    }
+    const bool refill = keep >= 0 && keep != cache_cr_;
+    std::vector<std::vector<std::uint8_t>> kept(refill ? static_cast<std::size_t>(planes_) * across_ : 0);
+
+    // From the cache first (on this thread: it is a copy).
+    if (cache_cr_ >= cr0 && cache_cr_ <= cr1) {
+      for (int p = 0; p < planes_; ++p)
+        for (int tx = 0; tx < across_; ++tx) {
+          const auto& buf = cache_[static_cast<std::size_t>(p) * across_ + tx];
+          if (!buf.empty()) convert_unit(buf.data(), cache_cr_, p, tx, y, rows, *handles_[0]);
+        }
+    }
+
+    pool().run(static_cast<int>(jobs.size()), [&](int i, int worker) {
+      const Job& j = jobs[i];
+      Handle& h = handle(worker);
+      const std::size_t slot = static_cast<std::size_t>(j.plane) * across_ + j.tx;
+      std::vector<std::uint8_t>& buf = (j.cr == keep && refill) ? kept[slot] : h.scratch;
+      decode_unit(h, j.cr, j.plane, j.tx, buf);
+      convert_unit(buf.data(), j.cr, j.plane, j.tx, y, rows, h);
+    });
+
+    if (refill) {
+      cache_ = std::move(kept);
+      cache_cr_ = keep;
+    }
+  }
+
+ private:
+  void read_metadata(TIFF* t) {
+    Metadata& md = info_.metadata;
+    std::uint32_t n = 0;
+    void* data = nullptr;
+    if (TIFFGetField(t, TIFFTAG_ICCPROFILE, &n, &data) && n && data) {
+      const auto* p = static_cast<const unsigned char*>(data);
+      md.icc.assign(p, p + n);
+    }
+    n = 0, data = nullptr;
+    if (TIFFGetField(t, TIFFTAG_XMLPACKET, &n, &data) && n && data) {
+      md.xmp.assign(static_cast<const char*>(data), n);
+      while (!md.xmp.empty() && md.xmp.back() == '\0') md.xmp.pop_back();
+    }
+    std::uint16_t o = 1;
+    if (TIFFGetField(t, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8) md.orientation = o;
+    Ifd0Text text;
+    auto get = [&](ttag_t tag, std::string& s) {
+      char* v = nullptr;
+      if (TIFFGetField(t, tag, &v) && v) s = v;
+    };
+    get(TIFFTAG_MAKE, text.make);
+    get(TIFFTAG_MODEL, text.model);
+    get(TIFFTAG_ARTIST, text.artist);
+    get(TIFFTAG_COPYRIGHT, text.copyright);
+    get(TIFFTAG_DATETIME, text.date_time);
+    get(TIFFTAG_SOFTWARE, text.software);
+    get(TIFFTAG_IMAGEDESCRIPTION, text.description);
+    if (!text.empty()) md.exif = exif_from_ifd0_text(text, md.orientation);
+  }
+
+  ThreadPool& pool() {
+    if (!pool_) pool_ = std::make_unique<ThreadPool>(static_cast<int>(handles_.size()) - 1);
+    return *pool_;
+  }
+
+  // The handle of a worker, opened on its first job (each thread reads through its own).
+  Handle& handle(int worker) {
+    Handle& h = *handles_[worker];
+    if (!h.tif) {
+      h.tif = open_tiff(path_, "r", h.msgs.get());
+      if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "cannot be opened again"));
+      if (jpeg_rgb_) TIFFSetField(h.tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+    }
+    return h;
+  }
+
+  int unit_rows(int cr) const { return tiled_ ? uh_ : std::min(uh_, H_ - cr * uh_); }
+
+  void decode_unit(Handle& h, int cr, int plane, int tx, std::vector<std::uint8_t>& buf) {
+    const std::uint32_t unit =
+        static_cast<std::uint32_t>((static_cast<std::uint64_t>(plane) * chunk_rows_ + cr) * across_ + tx);
+    const std::uint64_t bytes = row_stride_ * static_cast<std::uint64_t>(unit_rows(cr));
+    if (buf.size() < bytes) buf.resize(bytes);
+    h.msgs->clear();
+    const tmsize_t got = tiled_ ? TIFFReadEncodedTile(h.tif, unit, buf.data(), static_cast<tmsize_t>(bytes))
+                                : TIFFReadEncodedStrip(h.tif, unit, buf.data(), static_cast<tmsize_t>(bytes));
+    if (got < 0 || static_cast<std::uint64_t>(got) < bytes) {
+      const std::string why = reason(*h.msgs, path_, "short read");
+      fail(ErrorKind::Decode, path_,
+           fmt::format("{} {} is truncated or corrupt ({})", tiled_ ? "tile" : "strip", unit, why));
+    }
+  }
+
+  // Copies the rows of one decoded unit that lie in the band [y, y + rows.height) into `rows`.
+  void convert_unit(const std::uint8_t* unit, int cr, int plane, int tx, int y, const ImageView& rows, Handle& h) {
+    const int top = cr * uh_;
+    const int r0 = std::max(y, top), r1 = std::min({y + rows.height, top + unit_rows(cr), H_});
+    const int x0 = tx * uw_;
+    const int n = std::min(uw_, W_ - x0);
+    const std::size_t px = info_.format.pixel_bytes();
+    for (int r = r0; r < r1; ++r)
+      convert_row(unit + static_cast<std::uint64_t>(r - top) * row_stride_, n, rows.row(r - y) + x0 * px, plane, h);
+  }
+
+  void convert_row(const std::uint8_t* src, int n, std::byte* dst, int plane, Handle& h) const {
+    const int ns = unit_samples_;
+    if (bps_ < 8) {  // unpack to one byte per sample (indices stay indices, gray levels scaled to 0..255)
+      const std::size_t count = static_cast<std::size_t>(n) * ns;
+      if (h.unpacked.size() < count) h.unpacked.resize(count);
+      const int mask = (1 << bps_) - 1, scale = palette_ ? 1 : 255 / mask;
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t bit = k * bps_;
+        h.unpacked[k] = static_cast<std::uint8_t>(((src[bit >> 3] >> (8 - bps_ - (bit & 7))) & mask) * scale);
+      }
+      src = h.unpacked.data();
+    }
+    if (palette_) {
+      auto* d = reinterpret_cast<std::uint8_t*>(dst);
+      for (int i = 0; i < n; ++i) std::memcpy(d + 3 * i, &pal_[3 * src[i]], 3);
+      return;
+    }
+    if (identity_) {
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * info_.format.pixel_bytes());
+      return;
+    }
+    const auto& tg = targets_[plane];
+    switch (type_) {
+      case PixelType::U8: map_samples(src, n, ns, reinterpret_cast<std::uint8_t*>(dst), tg); break;
+      case PixelType::U16:
+        map_samples(reinterpret_cast<const std::uint16_t*>(src), n, ns, reinterpret_cast<std::uint16_t*>(dst), tg);
+        break;
+      case PixelType::F32:
+        map_samples(reinterpret_cast<const float*>(src), n, ns, reinterpret_cast<float*>(dst), tg);
+        break;
+    }
+  }
+
+  template <class T>
+  void map_samples(const T* src, int n, int ns, T* dst, const std::vector<Target>& tg) const {
+    const int oc = info_.format.channels;
+    for (int i = 0; i < n; ++i, src += ns, dst += oc)
+      for (const Target& t : tg) {
+        const T v = src[t.sample];
+        dst[t.channel] = t.invert ? inverted(v) : v;
+      }
+  }
+
+  std::string path_;
+  int W_ = 0, H_ = 0;
+  PixelType type_ = PixelType::U8;
+  int bps_ = 8, spp_ = 1;
+  bool invert_ = false, palette_ = false, jpeg_rgb_ = false, separate_ = false, tiled_ = false, identity_ = false;
+  std::vector<std::uint8_t> pal_;  // 256 x RGB
+  int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, planes_ = 1, unit_samples_ = 1;
+  std::uint64_t row_stride_ = 0;
+  std::vector<std::vector<Target>> targets_;  // per plane
+  std::vector<std::unique_ptr<Handle>> handles_;  // [0]: the caller's; [k]: worker k's
+  int cache_cr_ = -1;                          // the chunk row whose units are kept
+  std::vector<std::vector<std::uint8_t>> cache_;
+  std::unique_ptr<ThreadPool> pool_;  // last: its threads stop before the handles close
+};
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+template <class T> void horizontal_diff(T* p, std::size_t count, int stride) {
+  for (std::size_t i = count; i-- > static_cast<std::size_t>(stride);) p[i] = static_cast<T>(p[i] - p[i - stride]);
+}
+
+// libtiff's floating-point predictor (3) for 32-bit samples on a little-endian host: the bytes of a
+// row regrouped most significant first, then differenced with a stride of one pixel.
+void float_diff(std::uint8_t* row, std::size_t samples, int stride, std::vector<std::uint8_t>& tmp) {
+  const std::size_t cc = samples * 4;
+  tmp.assign(row, row + cc);
+  for (std::size_t k = 0; k < samples; ++k)
+    for (int b = 0; b < 4; ++b) row[(3 - b) * samples + k] = tmp[4 * k + b];
+  horizontal_diff(row, cc, stride);
+}
+
+bool little_endian_host() {
+  const std::uint16_t v = 1;
+  std::uint8_t b;
+  std::memcpy(&b, &v, 1);
+  return b == 1;
+}
+
+class TiffWriter final : public ImageWriter {
+ public:
+  TiffWriter(const std::string& path, int width, int height, Format format, const Metadata& metadata,
+             const WriteOptions& options)
+      : path_(path), W_(width), H_(height), in_(format), file_(path) {
+    if (width <= 0 || height <= 0)
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("cannot write an image of {}x{} pixels", width, height));
+    if (format.channels != 1 && format.channels != 3 && format.channels != 4)
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("TIFF output takes 1, 3 or 4 channels, not {}", format.channels));
+    gray_alpha_ = options.gray_alpha && format.channels == 4;
+    spp_ = gray_alpha_ ? 2 : format.channels;
+    bytes_ = static_cast<int>(bytes_per_sample(format.type));
+    row_bytes_ = static_cast<std::size_t>(W_) * spp_ * bytes_;
+
+    // Compression.
+    const std::string& c = options.compression;
+    if (c.empty() || c == "deflate" || c == "zip") compression_ = COMPRESSION_ADOBE_DEFLATE;
+    else if (c == "none") compression_ = COMPRESSION_NONE;
+    else if (c == "lzw") compression_ = COMPRESSION_LZW;
+    else if (c == "zstd") compression_ = COMPRESSION_ZSTD;
+    else
+      fail(ErrorKind::InvalidArgument, path_,
+           fmt::format("unknown TIFF compression '{}' (choose none, deflate, lzw{})", c,
+                       TIFFIsCODECConfigured(COMPRESSION_ZSTD) ? ", zstd" : ""));
+    if (!TIFFIsCODECConfigured(compression_))
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("this build of libtiff cannot write {} compression", c));
+    level_ = options.level;
+    if (compression_ != COMPRESSION_NONE) predictor_ = format.type == PixelType::F32 ? PREDICTOR_FLOATINGPOINT
+                                                                                     : PREDICTOR_HORIZONTAL;
+    ours_ = compression_ == COMPRESSION_NONE || compression_ == COMPRESSION_ADOBE_DEFLATE;
+#ifdef TF_HAVE_ZSTD
+    ours_ = ours_ || compression_ == COMPRESSION_ZSTD;
+#endif
+    if (predictor_ == PREDICTOR_FLOATINGPOINT && !little_endian_host()) ours_ = false;  // libtiff does it then
+
+    // Layout.
+    tiled_ = options.tiff_tile.width > 0 || options.tiff_tile.height > 0;
+    if (tiled_) {
+      const TileSize ts = options.tiff_tile;
+      if (ts.width <= 0 || ts.height <= 0 || ts.width % 16 || ts.height % 16)
+        fail(ErrorKind::InvalidArgument, path_,
+             fmt::format("TIFF tiles must be multiples of 16 pixels a side, not {}x{}", ts.width, ts.height));
+      uw_ = ts.width;
+      uh_ = ts.height;
+    } else {
+      uw_ = W_;
+      const std::size_t target = 512 * 1024;
+      uh_ = static_cast<int>(std::clamp<std::size_t>((target + row_bytes_ / 2) / row_bytes_, 1, H_));
+    }
+    across_ = (W_ + uw_ - 1) / uw_;
+    chunk_rows_ = (H_ + uh_ - 1) / uh_;
+    unit_row_bytes_ = static_cast<std::size_t>(uw_) * spp_ * bytes_;
+    threads_ = options.threads > 0 ? options.threads : default_threads();
+    int k = 1;
+    if (ours_) k = std::max(1, (2 * threads_ + across_ - 1) / across_);
+    group_chunks_ = std::min(k, chunk_rows_);
+
+    // The file.
+    const double raw = static_cast<double>(row_bytes_) * H_;
+    const bool big = options.bigtiff || raw > 3.9e9;
+    tif_.reset(open_tiff(file_.temp_path(), big ? "w8" : "w", &msgs_));
+    if (!tif_) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "cannot create the TIFF file"));
+    TIFF* t = tif_.get();
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(W_));
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(H_));
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(spp_));
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * bytes_));
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, format.type == PixelType::F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp_ >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    if (spp_ == 2 || spp_ == 4) {
+      const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
+      TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+    }
+    TIFFSetField(t, TIFFTAG_COMPRESSION, compression_);
+    if (predictor_ != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, predictor_);
+    if (!ours_ && compression_ == COMPRESSION_ZSTD && level_ >= 1) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, level_);
+    if (!ours_ && compression_ == COMPRESSION_ADOBE_DEFLATE && level_ >= 0) TIFFSetField(t, TIFFTAG_ZIPQUALITY, level_);
+    if (tiled_) {
+      TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(uw_));
+      TIFFSetField(t, TIFFTAG_TILELENGTH, static_cast<std::uint32_t>(uh_));
+    } else {
+      TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(uh_));
+    }
+    if (!options.strip) write_metadata(metadata);
+    if (!msgs_.error.empty()) fail(ErrorKind::InvalidArgument, path_, reason(msgs_, file_.temp_path(), ""));
+
+    for (auto& b : batches_) {
+      b.pixels.resize(static_cast<std::size_t>(group_chunks_) * uh_ * row_bytes_);
+      b.out.resize(static_cast<std::size_t>(group_chunks_) * across_);
+    }
+    scratch_.resize(threads_ + 1);
+    tmp_.resize(threads_ + 1);
+#ifdef TF_HAVE_ZSTD
+    zstd_.resize(threads_ + 1, nullptr);
+#endif
+    if (ours_) pool_ = std::make_unique<ThreadPool>(threads_);
+  }
+
+  ~TiffWriter() override {
+    // Abandoned (no finish): let the workers finish with the buffers, then drop the file.
+    for (auto& b : batches_)
+      if (b.group) {
+        try {
+          ThreadPool::wait(*b.group, false);
+        } catch (...) {
+        }
+      }
+    tif_.reset();
+#ifdef TF_HAVE_ZSTD
+    for (auto* c : zstd_) ZSTD_freeCCtx(c);
+#endif
+  }
+
+  void write_rows(const ImageView& rows) override {
+    if (failed_) fail(ErrorKind::InvalidArgument, path_, "write after a failed write");
+    if (rows.width != W_ || rows.format != in_)
+      fail(ErrorKind::InvalidArgument, path_,
+           fmt::format("rows of {} {} for a {}-wide {} image", rows.width, to_string(rows.format), W_, to_string(in_)));
+    if (next_row_ + rows.height > H_) fail(ErrorKind::InvalidArgument, path_, "more rows written than the image has");
+    try {
+      for (int r = 0; r < rows.height; ++r) {
+        Batch& b = batches_[cur_];
+        std::uint8_t* dst = b.pixels.data() + static_cast<std::size_t>(b.rows) * row_bytes_;
+        const auto* src = reinterpret_cast<const std::uint8_t*>(rows.row(r));
+        if (gray_alpha_) {
+          const std::size_t s = bytes_;
+          for (int x = 0; x < W_; ++x) {
+            std::memcpy(dst + (2 * x) * s, src + (4 * x) * s, s);
+            std::memcpy(dst + (2 * x + 1) * s, src + (4 * x + 3) * s, s);
+          }
+        } else {
+          std::memcpy(dst, src, row_bytes_);
+        }
+        ++b.rows;
+        ++next_row_;
+        if (b.rows == std::min(group_chunks_ * uh_, H_ - b.first_row)) dispatch();
+      }
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
+
+  void finish() override {
+    if (failed_) fail(ErrorKind::InvalidArgument, path_, "cannot finish after a failed write");
+    if (next_row_ != H_) fail(ErrorKind::InvalidArgument, path_, fmt::format("{} of {} rows written", next_row_, H_));
+    try {
+      for (auto& b : batches_)
+        if (b.group) write_batch(b);
+      msgs_.clear();
+      if (!TIFFWriteDirectory(tif_.get())) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+      tif_.reset();
+      if (!msgs_.error.empty()) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+      file_.commit(false);  // closes the stream AtomicFile opened (nothing went through it) and renames
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
+
+ private:
+  struct Batch {
+    std::vector<std::uint8_t> pixels;  // group_chunks_ * uh_ rows, stored layout
+    int first_row = 0, rows = 0;
+    std::vector<std::vector<std::uint8_t>> out;  // one compressed unit each
+    std::shared_ptr<ThreadPool::Group> group;    // in flight
+  };
+
+  void write_metadata(const Metadata& md) {
+    TIFF* t = tif_.get();
+    if (!md.icc.empty()) TIFFSetField(t, TIFFTAG_ICCPROFILE, static_cast<std::uint32_t>(md.icc.size()), md.icc.data());
+    if (!md.xmp.empty()) TIFFSetField(t, TIFFTAG_XMLPACKET, static_cast<std::uint32_t>(md.xmp.size()), md.xmp.data());
+    if (md.orientation >= 2 && md.orientation <= 8) TIFFSetField(t, TIFFTAG_ORIENTATION, md.orientation);
+    if (!md.exif.empty()) {
+      const Ifd0Text text = exif_ifd0_text(md.exif);
+      auto put = [&](ttag_t tag, const std::string& s) {
+        if (!s.empty()) TIFFSetField(t, tag, s.c_str());
+      };
+      put(TIFFTAG_MAKE, text.make);
+      put(TIFFTAG_MODEL, text.model);
+      put(TIFFTAG_ARTIST, text.artist);
+      put(TIFFTAG_COPYRIGHT, text.copyright);
+      put(TIFFTAG_DATETIME, text.date_time);
+      put(TIFFTAG_SOFTWARE, text.software);
+      put(TIFFTAG_IMAGEDESCRIPTION, text.description);
+    }
+  }
+
+  // The current batch is full (or the image complete): write the one in flight, start this one.
+  void dispatch() {
+    Batch& b = batches_[cur_];
+    if (!ours_) {  // libtiff encodes it now, and the batch is free again
+      libtiff_batch(b);
+      b.first_row = next_row_;
+      b.rows = 0;
+      return;
+    }
+    Batch& other = batches_[1 - cur_];
+    if (other.group) write_batch(other);
+    const int chunks = (b.rows + uh_ - 1) / uh_;
+    b.group = pool_->submit(chunks * across_, [this, &b](int i, int worker) { encode_unit(b, i, worker); });
+    cur_ = 1 - cur_;
+    other.first_row = next_row_;
+    other.rows = 0;
+  }
+
+  std::uint32_t unit_index(int cr, int tx) const {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(cr) * across_ + tx);
+  }
+
+  // The stored samples of unit i of batch b in `buf` (tiles padded with zeros to the full tile).
+  void gather(const Batch& b, int i, std::vector<std::uint8_t>& buf) const {
+    const int crel = i / across_, tx = i % across_;
+    const int top = crel * uh_;  // row within the batch
+    const int rows = tiled_ ? uh_ : std::min(uh_, b.rows - top);
+    buf.resize(unit_row_bytes_ * rows);
+    if (!tiled_) {
+      std::memcpy(buf.data(), b.pixels.data() + static_cast<std::size_t>(top) * row_bytes_, buf.size());
+      return;
+    }
+    const std::size_t px = static_cast<std::size_t>(spp_) * bytes_;
+    const int x0 = tx * uw_;
+    const std::size_t n = static_cast<std::size_t>(std::min(uw_, W_ - x0)) * px;
+    for (int r = 0; r < uh_; ++r) {
+      std::uint8_t* d = buf.data() + static_cast<std::size_t>(r) * unit_row_bytes_;
+      if (top + r < b.rows) {
+        std::memcpy(d, b.pixels.data() + static_cast<std::size_t>(top + r) * row_bytes_ + x0 * px, n);
+        std::memset(d + n, 0, unit_row_bytes_ - n);
+      } else {
+        std::memset(d, 0, unit_row_bytes_);
+      }
+    }
+  }
+
+  void predict(std::vector<std::uint8_t>& buf, int worker) {
+    const std::size_t rows = buf.size() / unit_row_bytes_;
+    const std::size_t samples = static_cast<std::size_t>(uw_) * spp_;
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::uint8_t* row = buf.data() + r * unit_row_bytes_;
+      if (predictor_ == PREDICTOR_FLOATINGPOINT) float_diff(row, samples, spp_, tmp_[worker]);
+      else if (bytes_ == 1) horizontal_diff(row, samples, spp_);
+      else horizontal_diff(reinterpret_cast<std::uint16_t*>(row), samples, spp_);
+    }
+  }
+
+  // Worker: predictor and compression of unit i of batch b into b.out[i].
+  void encode_unit(Batch& b, int i, int worker) {
+    auto& out = b.out[i];
+    if (compression_ == COMPRESSION_NONE) {
+      gather(b, i, out);
+      return;
+    }
+    auto& buf = scratch_[worker];
+    gather(b, i, buf);
+    if (predictor_ != PREDICTOR_NONE) predict(buf, worker);
+    if (compression_ == COMPRESSION_ADOBE_DEFLATE) {
+      uLongf len = compressBound(static_cast<uLong>(buf.size()));
+      out.resize(len);
+      const int lv = level_ < 0 ? Z_DEFAULT_COMPRESSION : std::min(level_, 9);
+      if (compress2(out.data(), &len, buf.data(), static_cast<uLong>(buf.size()), lv) != Z_OK)
+        fail(ErrorKind::Internal, path_, "zlib could not compress a strip");
+      out.resize(len);
+      return;
+    }
+#ifdef TF_HAVE_ZSTD
+    if (compression_ == COMPRESSION_ZSTD) {
+      if (!zstd_[worker]) zstd_[worker] = ZSTD_createCCtx();
+      out.resize(ZSTD_compressBound(buf.size()));
+      const int lv = level_ < 1 ? 9 : std::min(level_, ZSTD_maxCLevel());  // libtiff's default level
+      const std::size_t len = ZSTD_compressCCtx(zstd_[worker], out.data(), out.size(), buf.data(), buf.size(), lv);
+      if (ZSTD_isError(len)) fail(ErrorKind::Internal, path_, fmt::format("zstd: {}", ZSTD_getErrorName(len)));
+      out.resize(len);
+    }
+#endif
+  }
+
+  // Caller: waits for the workers of b, then appends its units to the file in order.
+  void write_batch(Batch& b) {
+    auto g = std::move(b.group);
+    ThreadPool::wait(*g, true);
+    const int first_cr = b.first_row / uh_;
+    for (int i = 0; i < g->n; ++i) {
+      const auto& out = b.out[i];
+      const std::uint32_t u = unit_index(first_cr + i / across_, i % across_);
+      msgs_.clear();
+      const tmsize_t n = static_cast<tmsize_t>(out.size());
+      const tmsize_t w = tiled_ ? TIFFWriteRawTile(tif_.get(), u, const_cast<std::uint8_t*>(out.data()), n)
+                                : TIFFWriteRawStrip(tif_.get(), u, const_cast<std::uint8_t*>(out.data()), n);
+      if (w != n) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+    }
+  }
+
+  // LZW (and anything libtiff encodes itself): one unit after another on this thread.
+  void libtiff_batch(Batch& b) {
+    const int first_cr = b.first_row / uh_;
+    const int units = ((b.rows + uh_ - 1) / uh_) * across_;
+    auto& buf = scratch_[0];
+    for (int i = 0; i < units; ++i) {
+      gather(b, i, buf);
+      const std::uint32_t u = unit_index(first_cr + i / across_, i % across_);
+      msgs_.clear();
+      const tmsize_t n = static_cast<tmsize_t>(buf.size());
+      const tmsize_t w = tiled_ ? TIFFWriteEncodedTile(tif_.get(), u, buf.data(), n) : TIFFWriteEncodedStrip(tif_.get(), u, buf.data(), n);
+      if (w < 0) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+    }
+  }
+
+  std::string path_;
+  int W_, H_;
+  Format in_;
+  AtomicFile file_;
+  TiffMessages msgs_;
+  struct TiffClose {
+    void operator()(TIFF* t) const { TIFFClose(t); }
+  };
+  std::unique_ptr<TIFF, TiffClose> tif_;
+  bool gray_alpha_ = false, tiled_ = false, ours_ = false, failed_ = false;
+  int spp_ = 1, bytes_ = 1, compression_ = COMPRESSION_NONE, predictor_ = PREDICTOR_NONE, level_ = -1;
+  std::size_t row_bytes_ = 0, unit_row_bytes_ = 0;
+  int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, group_chunks_ = 1, threads_ = 1;
+  int next_row_ = 0, cur_ = 0;
+  Batch batches_[2];
+  std::vector<std::vector<std::uint8_t>> scratch_, tmp_;  // per worker
+#ifdef TF_HAVE_ZSTD
+  std::vector<ZSTD_CCtx*> zstd_;
+#endif
+  std::unique_ptr<ThreadPool> pool_;  // last: drained before the batches go
+};
+
+// ---------------------------------------------------------------------------------------------
+
+bool tiff_sniff(std::span<const unsigned char> h) {
+  if (h.size() < 4) return false;
+  return (h[0] == 'I' && h[1] == 'I' && (h[2] == 42 || h[2] == 43) && h[3] == 0) ||
+         (h[0] == 'M' && h[1] == 'M' && h[2] == 0 && (h[3] == 42 || h[3] == 43));
+}
+
+bool tiff_extension(const std::string& ext) { return ext == ".tif" || ext == ".tiff"; }
+
+std::unique_ptr<ImageReader> tiff_open(const std::string& path, const Limits& limits) {
+  return std::make_unique<TiffReader>(path, limits);
+}
+
+bool tiff_can_write(const Format& f, std::string* why) {
+  if (f.channels == 1 || f.channels == 3 || f.channels == 4) return true;
+  if (why) *why = fmt::format("TIFF output takes 1, 3 or 4 channels, not {}", f.channels);
+  return false;
+}
+
+std::unique_ptr<ImageWriter> tiff_create(const std::string& path, int width, int height, Format format,
+                                         const Metadata& metadata, const WriteOptions& options) {
+  return std::make_unique<TiffWriter>(path, width, height, format, metadata, options);
+}
+
+}  // namespace
+
+const FormatCodec& tiff_codec() {
+  static const FormatCodec codec{"libtiff",   [] { return true; }, tiff_sniff,  tiff_extension,
+                                 tiff_open,   tiff_can_write,      tiff_create};
+  return codec;
+}
+
+#else  // no libtiff in this build
+
+const FormatCodec& tiff_codec() {
+  static const FormatCodec codec{"libtiff", [] { return false; }, nullptr, nullptr, nullptr, nullptr, nullptr};
+  return codec;
+}
+
+#endif
+
+}  // namespace tf::io
