@@ -15,11 +15,11 @@
 // bit depths, CMYK/Lab/YCbCr without JPEG compression, palettes with extra samples.
 //
 // Writer. Rows arrive top to bottom in bands of any height and gather into a batch of a few strip
-// rows / tile rows (about 2 units per thread). A full batch goes to the workers — each applies the
-// predictor to its own copy of one strip/tile and compresses it itself (zlib for Deflate, libzstd for
-// ZSTD) — while the caller fills the next batch; then the compressed units are written in order with
-// TIFFWriteRawStrip/Tile. LZW (and ZSTD when this build has no libzstd of its own) goes through
-// libtiff's encoder on the caller's thread. Memory: two batches and their compressed units.
+// rows / tile rows (about 2 units per thread). A full batch goes to the workers while the caller
+// fills the next one; each worker encodes one strip/tile at a time with libtiff's own codec on a
+// private in-memory TIFF (predictor and compression exactly as libtiff writes them — Deflate through
+// libdeflate where libtiff has it, LZW, ZSTD), and the caller appends the compressed units to the
+// file in order with TIFFWriteRawStrip/Tile. Memory: two batches and their compressed units.
 // Metadata: ICC profile, XMP, orientation and the IFD0 text tags of the EXIF block (Make, Model,
 // Artist, Copyright, DateTime, Software, ImageDescription). The EXIF sub-IFD (camera settings:
 // exposure, lens, GPS) is not carried into TIFF output.
@@ -46,10 +46,6 @@
 
 #include <fmt/format.h>
 #include <tiffio.h>
-#include <zlib.h>
-#ifdef TF_HAVE_ZSTD
-#include <zstd.h>
-#endif
 
 #include "atomic_file.hpp"
 #include "metadata.hpp"
@@ -299,7 +295,7 @@ class TiffReader final : public ImageReader {
     const int threads = default_threads();
     for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
     Handle& h = *handles_[0];
-    h.tif = open_tiff(path_, "r", h.msgs.get());
+    h.tif = open_tiff(path_, "rm", h.msgs.get());
     if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
     TIFF* t = h.tif;
 
@@ -557,7 +553,7 @@ class TiffReader final : public ImageReader {
   Handle& handle(int worker) {
     Handle& h = *handles_[worker];
     if (!h.tif) {
-      h.tif = open_tiff(path_, "r", h.msgs.get());
+      h.tif = open_tiff(path_, "rm", h.msgs.get());
       if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "cannot be opened again"));
       if (jpeg_rgb_) TIFFSetField(h.tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     }
@@ -653,26 +649,103 @@ class TiffReader final : public ImageReader {
 // ---------------------------------------------------------------------------------------------
 // Writer
 
-template <class T> void horizontal_diff(T* p, std::size_t count, int stride) {
-  for (std::size_t i = count; i-- > static_cast<std::size_t>(stride);) p[i] = static_cast<T>(p[i] - p[i - stride]);
-}
+// The settings every strip/tile of one output shares; unit encoders copy them.
+struct UnitSetup {
+  int unit_width = 0, unit_height = 0;  // a strip is image-wide; a tile is its tile size
+  bool tiled = false;
+  int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE,
+      predictor = PREDICTOR_NONE, level = -1;
+};
 
-// libtiff's floating-point predictor (3) for 32-bit samples on a little-endian host: the bytes of a
-// row regrouped most significant first, then differenced with a stride of one pixel.
-void float_diff(std::uint8_t* row, std::size_t samples, int stride, std::vector<std::uint8_t>& tmp) {
-  const std::size_t cc = samples * 4;
-  tmp.assign(row, row + cc);
-  for (std::size_t k = 0; k < samples; ++k)
-    for (int b = 0; b < 4; ++b) row[(3 - b) * samples + k] = tmp[4 * k + b];
-  horizontal_diff(row, cc, stride);
-}
+// libtiff's codec for one worker thread, on a private TIFF in memory: each strip/tile is written
+// there as unit 0 with TIFFWriteEncodedStrip/Tile (libtiff applies the predictor and compresses —
+// with libdeflate where libtiff was built with it), and the bytes its write procedure receives
+// meanwhile are that unit's compressed data, ready for TIFFWriteRawStrip/Tile in the real file.
+class UnitEncoder {
+ public:
+  explicit UnitEncoder(const UnitSetup& s) : tiled_(s.tiled) {
+#if TIFFLIB_VERSION >= 20221213
+    TIFFOpenOptions* o = TIFFOpenOptionsAlloc();
+    TIFFOpenOptionsSetErrorHandlerExtR(o, on_tiff_error, &msgs_);
+    TIFFOpenOptionsSetWarningHandlerExtR(o, on_tiff_warning, &msgs_);
+    tif_ = TIFFClientOpenExt("memory", "w", this, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc,
+                             unmap_proc, o);
+    TIFFOpenOptionsFree(o);
+#else
+    tif_ = TIFFClientOpen("memory", "w", this, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc,
+                          unmap_proc);
+#endif
+    if (!tif_) throw Error(ErrorKind::Internal, "libtiff could not make an in-memory TIFF");
+    TIFF* t = tif_;
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(s.unit_width));
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(s.unit_height));
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, s.spp);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, s.bits);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, s.sample_format);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, s.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    if (s.spp == 2 || s.spp == 4) {
+      const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
+      TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+    }
+    TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
+    if (s.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, s.predictor);
+    if (s.level >= 0 && s.compression == COMPRESSION_ADOBE_DEFLATE) TIFFSetField(t, TIFFTAG_ZIPQUALITY, std::min(s.level, 12));
+    if (s.level >= 1 && s.compression == COMPRESSION_ZSTD) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, std::min(s.level, 22));
+    if (s.tiled) {
+      TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(s.unit_width));
+      TIFFSetField(t, TIFFTAG_TILELENGTH, static_cast<std::uint32_t>(s.unit_height));
+    } else {
+      TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(s.unit_height));
+    }
+  }
+  ~UnitEncoder() {
+    if (tif_) TIFFCleanup(tif_);  // its directory goes nowhere: the write procedure drops it
+  }
+  UnitEncoder(const UnitEncoder&) = delete;
+  UnitEncoder& operator=(const UnitEncoder&) = delete;
 
-bool little_endian_host() {
-  const std::uint16_t v = 1;
-  std::uint8_t b;
-  std::memcpy(&b, &v, 1);
-  return b == 1;
-}
+  // Compresses `bytes` of unit data (may be modified: the predictor runs in place) into `out`.
+  void encode(std::uint8_t* data, std::size_t bytes, std::vector<std::uint8_t>& out, const std::string& path) {
+    captured_.clear();
+    msgs_.clear();
+    capture_ = true;
+    const tmsize_t n = tiled_ ? TIFFWriteEncodedTile(tif_, 0, data, static_cast<tmsize_t>(bytes))
+                              : TIFFWriteEncodedStrip(tif_, 0, data, static_cast<tmsize_t>(bytes));
+    capture_ = false;
+    if (n < 0) fail(ErrorKind::Internal, path, reason(msgs_, "memory", "libtiff could not compress a strip"));
+    out.swap(captured_);
+  }
+
+ private:
+  static UnitEncoder* self(thandle_t h) { return static_cast<UnitEncoder*>(h); }
+  static tmsize_t read_proc(thandle_t, void*, tmsize_t) { return 0; }
+  static tmsize_t write_proc(thandle_t h, void* buf, tmsize_t n) {
+    UnitEncoder* e = self(h);
+    if (e->capture_) {
+      const auto* b = static_cast<const std::uint8_t*>(buf);
+      e->captured_.insert(e->captured_.end(), b, b + n);
+    }
+    e->pos_ += static_cast<toff_t>(n);
+    e->size_ = std::max(e->size_, e->pos_);
+    return n;
+  }
+  static toff_t seek_proc(thandle_t h, toff_t off, int whence) {
+    UnitEncoder* e = self(h);
+    e->pos_ = whence == SEEK_SET ? off : whence == SEEK_CUR ? e->pos_ + off : e->size_ + off;
+    return e->pos_;
+  }
+  static int close_proc(thandle_t) { return 0; }
+  static toff_t size_proc(thandle_t h) { return self(h)->size_; }
+  static int map_proc(thandle_t, void**, toff_t*) { return 0; }
+  static void unmap_proc(thandle_t, void*, toff_t) {}
+
+  TIFF* tif_ = nullptr;
+  bool tiled_ = false, capture_ = false;
+  toff_t pos_ = 0, size_ = 0;
+  std::vector<std::uint8_t> captured_;
+  TiffMessages msgs_;
+};
 
 class TiffWriter final : public ImageWriter {
  public:
@@ -690,24 +763,24 @@ class TiffWriter final : public ImageWriter {
 
     // Compression.
     const std::string& c = options.compression;
-    if (c.empty() || c == "deflate" || c == "zip") compression_ = COMPRESSION_ADOBE_DEFLATE;
-    else if (c == "none") compression_ = COMPRESSION_NONE;
-    else if (c == "lzw") compression_ = COMPRESSION_LZW;
-    else if (c == "zstd") compression_ = COMPRESSION_ZSTD;
+    int compression = COMPRESSION_NONE;
+    if (c.empty() || c == "deflate" || c == "zip") compression = COMPRESSION_ADOBE_DEFLATE;
+    else if (c == "none") compression = COMPRESSION_NONE;
+    else if (c == "lzw") compression = COMPRESSION_LZW;
+    else if (c == "zstd") compression = COMPRESSION_ZSTD;
     else
       fail(ErrorKind::InvalidArgument, path_,
            fmt::format("unknown TIFF compression '{}' (choose none, deflate, lzw{})", c,
                        TIFFIsCODECConfigured(COMPRESSION_ZSTD) ? ", zstd" : ""));
-    if (!TIFFIsCODECConfigured(compression_))
+    if (!TIFFIsCODECConfigured(static_cast<std::uint16_t>(compression)))
       fail(ErrorKind::InvalidArgument, path_, fmt::format("this build of libtiff cannot write {} compression", c));
-    level_ = options.level;
-    if (compression_ != COMPRESSION_NONE) predictor_ = format.type == PixelType::F32 ? PREDICTOR_FLOATINGPOINT
-                                                                                     : PREDICTOR_HORIZONTAL;
-    ours_ = compression_ == COMPRESSION_NONE || compression_ == COMPRESSION_ADOBE_DEFLATE;
-#ifdef TF_HAVE_ZSTD
-    ours_ = ours_ || compression_ == COMPRESSION_ZSTD;
-#endif
-    if (predictor_ == PREDICTOR_FLOATINGPOINT && !little_endian_host()) ours_ = false;  // libtiff does it then
+    setup_.compression = compression;
+    setup_.level = options.level;
+    setup_.spp = spp_;
+    setup_.bits = 8 * bytes_;
+    setup_.sample_format = format.type == PixelType::F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT;
+    if (compression != COMPRESSION_NONE)
+      setup_.predictor = format.type == PixelType::F32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL;
 
     // Layout.
     tiled_ = options.tiff_tile.width > 0 || options.tiff_tile.height > 0;
@@ -720,16 +793,18 @@ class TiffWriter final : public ImageWriter {
       uh_ = ts.height;
     } else {
       uw_ = W_;
-      const std::size_t target = 512 * 1024;
+      const std::size_t target = 512 * 1024;  // bytes a strip, before compression
       uh_ = static_cast<int>(std::clamp<std::size_t>((target + row_bytes_ / 2) / row_bytes_, 1, H_));
     }
+    setup_.tiled = tiled_;
+    setup_.unit_width = uw_;
+    setup_.unit_height = uh_;
     across_ = (W_ + uw_ - 1) / uw_;
     chunk_rows_ = (H_ + uh_ - 1) / uh_;
     unit_row_bytes_ = static_cast<std::size_t>(uw_) * spp_ * bytes_;
     threads_ = options.threads > 0 ? options.threads : default_threads();
-    int k = 1;
-    if (ours_) k = std::max(1, (2 * threads_ + across_ - 1) / across_);
-    group_chunks_ = std::min(k, chunk_rows_);
+    // A batch: enough strip rows / tile rows for two units a thread.
+    group_chunks_ = std::min(std::max(1, (2 * threads_ + across_ - 1) / across_), chunk_rows_);
 
     // The file.
     const double raw = static_cast<double>(row_bytes_) * H_;
@@ -739,19 +814,17 @@ class TiffWriter final : public ImageWriter {
     TIFF* t = tif_.get();
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(W_));
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(H_));
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(spp_));
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * bytes_));
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, format.type == PixelType::F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp_);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, setup_.bits);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, setup_.sample_format);
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp_ >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
     TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     if (spp_ == 2 || spp_ == 4) {
       const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
       TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
     }
-    TIFFSetField(t, TIFFTAG_COMPRESSION, compression_);
-    if (predictor_ != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, predictor_);
-    if (!ours_ && compression_ == COMPRESSION_ZSTD && level_ >= 1) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, level_);
-    if (!ours_ && compression_ == COMPRESSION_ADOBE_DEFLATE && level_ >= 0) TIFFSetField(t, TIFFTAG_ZIPQUALITY, level_);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
+    if (setup_.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, setup_.predictor);
     if (tiled_) {
       TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(uw_));
       TIFFSetField(t, TIFFTAG_TILELENGTH, static_cast<std::uint32_t>(uh_));
@@ -766,11 +839,8 @@ class TiffWriter final : public ImageWriter {
       b.out.resize(static_cast<std::size_t>(group_chunks_) * across_);
     }
     scratch_.resize(threads_ + 1);
-    tmp_.resize(threads_ + 1);
-#ifdef TF_HAVE_ZSTD
-    zstd_.resize(threads_ + 1, nullptr);
-#endif
-    if (ours_) pool_ = std::make_unique<ThreadPool>(threads_);
+    encoders_.resize(threads_ + 1);
+    pool_ = std::make_unique<ThreadPool>(threads_);
   }
 
   ~TiffWriter() override {
@@ -783,9 +853,6 @@ class TiffWriter final : public ImageWriter {
         }
       }
     tif_.reset();
-#ifdef TF_HAVE_ZSTD
-    for (auto* c : zstd_) ZSTD_freeCCtx(c);
-#endif
   }
 
   void write_rows(const ImageView& rows) override {
@@ -863,15 +930,10 @@ class TiffWriter final : public ImageWriter {
     }
   }
 
-  // The current batch is full (or the image complete): write the one in flight, start this one.
+  // The current batch is full (or the image complete): write out the one in flight, hand this one
+  // to the workers, and fill the other meanwhile.
   void dispatch() {
     Batch& b = batches_[cur_];
-    if (!ours_) {  // libtiff encodes it now, and the batch is free again
-      libtiff_batch(b);
-      b.first_row = next_row_;
-      b.rows = 0;
-      return;
-    }
     Batch& other = batches_[1 - cur_];
     if (other.group) write_batch(other);
     const int chunks = (b.rows + uh_ - 1) / uh_;
@@ -885,70 +947,40 @@ class TiffWriter final : public ImageWriter {
     return static_cast<std::uint32_t>(static_cast<std::uint64_t>(cr) * across_ + tx);
   }
 
-  // The stored samples of unit i of batch b in `buf` (tiles padded with zeros to the full tile).
-  void gather(const Batch& b, int i, std::vector<std::uint8_t>& buf) const {
+  // Worker: unit i of batch b (strip or tile, tiles padded with zeros) compressed into b.out[i].
+  void encode_unit(Batch& b, int i, int worker) {
     const int crel = i / across_, tx = i % across_;
     const int top = crel * uh_;  // row within the batch
-    const int rows = tiled_ ? uh_ : std::min(uh_, b.rows - top);
-    buf.resize(unit_row_bytes_ * rows);
-    if (!tiled_) {
-      std::memcpy(buf.data(), b.pixels.data() + static_cast<std::size_t>(top) * row_bytes_, buf.size());
-      return;
-    }
-    const std::size_t px = static_cast<std::size_t>(spp_) * bytes_;
-    const int x0 = tx * uw_;
-    const std::size_t n = static_cast<std::size_t>(std::min(uw_, W_ - x0)) * px;
-    for (int r = 0; r < uh_; ++r) {
-      std::uint8_t* d = buf.data() + static_cast<std::size_t>(r) * unit_row_bytes_;
-      if (top + r < b.rows) {
-        std::memcpy(d, b.pixels.data() + static_cast<std::size_t>(top + r) * row_bytes_ + x0 * px, n);
-        std::memset(d + n, 0, unit_row_bytes_ - n);
-      } else {
-        std::memset(d, 0, unit_row_bytes_);
+    std::uint8_t* data = nullptr;
+    std::size_t size = 0;
+    if (!tiled_) {  // a strip is rows of the batch as they are
+      data = b.pixels.data() + static_cast<std::size_t>(top) * row_bytes_;
+      size = static_cast<std::size_t>(std::min(uh_, b.rows - top)) * row_bytes_;
+    } else {
+      auto& buf = setup_.compression == COMPRESSION_NONE ? b.out[i] : scratch_[worker];
+      buf.resize(unit_row_bytes_ * uh_);
+      const std::size_t px = static_cast<std::size_t>(spp_) * bytes_;
+      const int x0 = tx * uw_;
+      const std::size_t n = static_cast<std::size_t>(std::min(uw_, W_ - x0)) * px;
+      for (int r = 0; r < uh_; ++r) {
+        std::uint8_t* d = buf.data() + static_cast<std::size_t>(r) * unit_row_bytes_;
+        if (top + r < b.rows) {
+          std::memcpy(d, b.pixels.data() + static_cast<std::size_t>(top + r) * row_bytes_ + x0 * px, n);
+          std::memset(d + n, 0, unit_row_bytes_ - n);
+        } else {
+          std::memset(d, 0, unit_row_bytes_);
+        }
       }
+      data = buf.data();
+      size = buf.size();
     }
-  }
-
-  void predict(std::vector<std::uint8_t>& buf, int worker) {
-    const std::size_t rows = buf.size() / unit_row_bytes_;
-    const std::size_t samples = static_cast<std::size_t>(uw_) * spp_;
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::uint8_t* row = buf.data() + r * unit_row_bytes_;
-      if (predictor_ == PREDICTOR_FLOATINGPOINT) float_diff(row, samples, spp_, tmp_[worker]);
-      else if (bytes_ == 1) horizontal_diff(row, samples, spp_);
-      else horizontal_diff(reinterpret_cast<std::uint16_t*>(row), samples, spp_);
-    }
-  }
-
-  // Worker: predictor and compression of unit i of batch b into b.out[i].
-  void encode_unit(Batch& b, int i, int worker) {
-    auto& out = b.out[i];
-    if (compression_ == COMPRESSION_NONE) {
-      gather(b, i, out);
+    if (setup_.compression == COMPRESSION_NONE) {
+      if (!tiled_) b.out[i].assign(data, data + size);
       return;
     }
-    auto& buf = scratch_[worker];
-    gather(b, i, buf);
-    if (predictor_ != PREDICTOR_NONE) predict(buf, worker);
-    if (compression_ == COMPRESSION_ADOBE_DEFLATE) {
-      uLongf len = compressBound(static_cast<uLong>(buf.size()));
-      out.resize(len);
-      const int lv = level_ < 0 ? Z_DEFAULT_COMPRESSION : std::min(level_, 9);
-      if (compress2(out.data(), &len, buf.data(), static_cast<uLong>(buf.size()), lv) != Z_OK)
-        fail(ErrorKind::Internal, path_, "zlib could not compress a strip");
-      out.resize(len);
-      return;
-    }
-#ifdef TF_HAVE_ZSTD
-    if (compression_ == COMPRESSION_ZSTD) {
-      if (!zstd_[worker]) zstd_[worker] = ZSTD_createCCtx();
-      out.resize(ZSTD_compressBound(buf.size()));
-      const int lv = level_ < 1 ? 9 : std::min(level_, ZSTD_maxCLevel());  // libtiff's default level
-      const std::size_t len = ZSTD_compressCCtx(zstd_[worker], out.data(), out.size(), buf.data(), buf.size(), lv);
-      if (ZSTD_isError(len)) fail(ErrorKind::Internal, path_, fmt::format("zstd: {}", ZSTD_getErrorName(len)));
-      out.resize(len);
-    }
-#endif
+    auto& enc = encoders_[worker];
+    if (!enc) enc = std::make_unique<UnitEncoder>(setup_);
+    enc->encode(data, size, b.out[i], path_);
   }
 
   // Caller: waits for the workers of b, then appends its units to the file in order.
@@ -967,41 +999,26 @@ class TiffWriter final : public ImageWriter {
     }
   }
 
-  // LZW (and anything libtiff encodes itself): one unit after another on this thread.
-  void libtiff_batch(Batch& b) {
-    const int first_cr = b.first_row / uh_;
-    const int units = ((b.rows + uh_ - 1) / uh_) * across_;
-    auto& buf = scratch_[0];
-    for (int i = 0; i < units; ++i) {
-      gather(b, i, buf);
-      const std::uint32_t u = unit_index(first_cr + i / across_, i % across_);
-      msgs_.clear();
-      const tmsize_t n = static_cast<tmsize_t>(buf.size());
-      const tmsize_t w = tiled_ ? TIFFWriteEncodedTile(tif_.get(), u, buf.data(), n) : TIFFWriteEncodedStrip(tif_.get(), u, buf.data(), n);
-      if (w < 0) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
-    }
-  }
+  struct TiffClose {
+    void operator()(TIFF* t) const { TIFFClose(t); }
+  };
 
   std::string path_;
   int W_, H_;
   Format in_;
   AtomicFile file_;
   TiffMessages msgs_;
-  struct TiffClose {
-    void operator()(TIFF* t) const { TIFFClose(t); }
-  };
   std::unique_ptr<TIFF, TiffClose> tif_;
-  bool gray_alpha_ = false, tiled_ = false, ours_ = false, failed_ = false;
-  int spp_ = 1, bytes_ = 1, compression_ = COMPRESSION_NONE, predictor_ = PREDICTOR_NONE, level_ = -1;
+  UnitSetup setup_;
+  bool gray_alpha_ = false, tiled_ = false, failed_ = false;
+  int spp_ = 1, bytes_ = 1;
   std::size_t row_bytes_ = 0, unit_row_bytes_ = 0;
   int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, group_chunks_ = 1, threads_ = 1;
   int next_row_ = 0, cur_ = 0;
   Batch batches_[2];
-  std::vector<std::vector<std::uint8_t>> scratch_, tmp_;  // per worker
-#ifdef TF_HAVE_ZSTD
-  std::vector<ZSTD_CCtx*> zstd_;
-#endif
-  std::unique_ptr<ThreadPool> pool_;  // last: drained before the batches go
+  std::vector<std::vector<std::uint8_t>> scratch_;      // per worker: a tile gathered
+  std::vector<std::unique_ptr<UnitEncoder>> encoders_;  // per worker, made on first use
+  std::unique_ptr<ThreadPool> pool_;                    // last: drained before the batches go
 };
 
 // ---------------------------------------------------------------------------------------------
