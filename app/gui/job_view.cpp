@@ -12,8 +12,7 @@ JobView job_view(const JobReport& report, const QString& title, std::size_t pixe
   v.tiles_per_device = report.tiles_per_device;
   v.records = report.records;
   v.wall_s = report.wall_s;
-  v.tile_width = report.tile_width;
-  v.tile_height = report.tile_height;
+  v.tile = report.tile;
   v.pixel_bytes = pixel_bytes;
   v.summaries = summarize(v.records, v.device_names, v.wall_s);
   return v;

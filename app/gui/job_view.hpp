@@ -18,7 +18,7 @@ struct JobView {
   std::vector<StageRecord> records;
   std::vector<DeviceSummary> summaries;
   double wall_s = 0;
-  int tile_width = 0, tile_height = 0;
+  TileSize tile;
   std::size_t pixel_bytes = 0;            // to turn record bytes into tile sizes
   bool empty() const { return records.empty(); }
 };

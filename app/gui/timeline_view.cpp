@@ -129,8 +129,8 @@ QString TimelineView::describe(const StageRecord& r) const {
   QString size;
   if (job_.pixel_bytes > 0 && r.bytes > 0) {
     const std::size_t pixels = r.bytes / job_.pixel_bytes;
-    if (job_.tile_width > 0 && pixels == static_cast<std::size_t>(job_.tile_width) * job_.tile_height)
-      size = QStringLiteral("%1×%2 px").arg(job_.tile_width).arg(job_.tile_height);
+    if (job_.tile.width > 0 && pixels == static_cast<std::size_t>(job_.tile.width) * job_.tile.height)
+      size = QStringLiteral("%1×%2 px").arg(job_.tile.width).arg(job_.tile.height);
     else
       size = tr("%1 px").arg(pixels);
     size += QStringLiteral(" · %1 KiB").arg(r.bytes / 1024.0, 0, 'f', 0);

@@ -9,7 +9,8 @@
 
 namespace tf {
 
-std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_width, int tile_height) {
+std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, TileSize tile) {
+  const int tile_width = tile.width, tile_height = tile.height;
   if (width <= 0 || height <= 0) throw Error(ErrorKind::InvalidArgument, "cannot tile an empty image");
   if (tile_width <= 0 || tile_height <= 0)
     throw Error(ErrorKind::InvalidArgument, fmt::format("invalid tile size {}x{}", tile_width, tile_height));
@@ -26,12 +27,12 @@ std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_w
   return tiles;
 }
 
-std::size_t tile_working_set(int out_w, int out_h, const Format& fmt, const Halo& halo) {
-  const std::size_t pw = static_cast<std::size_t>(out_w) + halo.left + halo.right;
-  const std::size_t ph = static_cast<std::size_t>(out_h) + halo.top + halo.bottom;
+std::size_t tile_working_set(TileSize out, const Format& fmt, const Halo& halo) {
+  const std::size_t pw = static_cast<std::size_t>(out.width) + halo.left + halo.right;
+  const std::size_t ph = static_cast<std::size_t>(out.height) + halo.top + halo.bottom;
   const std::size_t padded = pw * ph * fmt.channels;
   return padded * bytes_per_sample(fmt.type) + 2 * padded * sizeof(float) +
-         static_cast<std::size_t>(out_w) * out_h * fmt.pixel_bytes();
+         static_cast<std::size_t>(out.width) * out.height * fmt.pixel_bytes();
 }
 
 int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo& halo, int align) {
@@ -39,7 +40,7 @@ int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo
   const double per_pixel = fmt.channels * (bytes_per_sample(fmt.type) * 2.0 + 2.0 * sizeof(float));
   int side = static_cast<int>(std::sqrt(static_cast<double>(budget_bytes) / per_pixel));
   side = std::max(16, side / align * align);
-  while (side > 16 && tile_working_set(side, side, fmt, halo) > budget_bytes) side = std::max(16, side - align);
+  while (side > 16 && tile_working_set({side, side}, fmt, halo) > budget_bytes) side = std::max(16, side - align);
   return side;
 }
 
@@ -54,8 +55,8 @@ TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const 
   const long long across = std::max<long long>(1, (image_width + target / min_rows - 1) / (target / min_rows));
   const int width = std::min(image_width, round_up((image_width + across - 1) / across, 32));
   int rows = std::max(min_rows, round_up(target / width, 32));
-  while (rows > 32 && tile_working_set(width, rows, fmt, halo) > budget_bytes) rows -= 32;
-  if (tile_working_set(width, rows, fmt, halo) > budget_bytes) return {side, side};
+  while (rows > 32 && tile_working_set({width, rows}, fmt, halo) > budget_bytes) rows -= 32;
+  if (tile_working_set({width, rows}, fmt, halo) > budget_bytes) return {side, side};
   return {width, rows};
 }
 

@@ -129,15 +129,16 @@ class CudaDevice final : public Device {
 
   void end() override { job_mutex_.unlock(); }
 
-  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
-               int device_index) override {
+  void process(const TileWork& work) override {
     // Test-only fault injection: fail as a CUDA call would, before touching the device.
-    if (job.faults.should_fail(info_.id, tile.index, attempt))
-      throw Error(ErrorKind::Device, fmt::format("{}: injected fault on tile {} (attempt {})", info_.id, tile.index, attempt));
+    const int tile = work.tile.index;
+    if (work.job.faults.should_fail(info_.id, tile, work.attempt))
+      throw Error(ErrorKind::Device,
+                  fmt::format("{}: injected fault on tile {} (attempt {})", info_.id, tile, work.attempt));
     ScopedDevice on(ordinal_);
-    Lane& l = *lanes_.at(lane);
+    Lane& l = *lanes_.at(work.lane);
     try {
-      run_tile(job, tile, l, lane, telemetry, device_index);
+      run_tile(work, l);
     } catch (...) {
       l.stream.drain();  // nothing of this tile may still write into buffers the next tile reuses
       throw;
@@ -180,7 +181,10 @@ class CudaDevice final : public Device {
     return (b > taps ? b - taps : 0) / static_cast<std::size_t>(lanes());
   }
 
-  void run_tile(const TileJob& job, const Tile& tile, Lane& l, int lane, Telemetry& telemetry, int device_index) {
+  void run_tile(const TileWork& work, Lane& l) {
+    const TileJob& job = work.job;
+    const Tile& tile = work.tile;
+    Telemetry& telemetry = work.telemetry;
     const Chain& chain = *job.chain;
     const Format format = job.src.format;
     const std::size_t ps = format.pixel_bytes();
@@ -263,9 +267,10 @@ class CudaDevice final : public Device {
     const double kernel_s = elapsed_ms(l.upload_done, l.kernels_done) / 1e3;
     const double down_s = elapsed_ms(l.kernels_done, l.download_done) / 1e3;
     const double t3 = telemetry.seconds_since_epoch(done), t2 = t3 - down_s, t1 = t2 - kernel_s, t0 = t1 - up_s;
-    telemetry.add({device_index, lane, StageKind::Upload, tile.index, t0, t1, up_bytes});
-    telemetry.add({device_index, lane, StageKind::Kernel, tile.index, t1, t2, 0});
-    telemetry.add({device_index, lane, StageKind::Download, tile.index, t2, t3, row_bytes * tile.out.height});
+    telemetry.add({work.device_index, work.lane, StageKind::Upload, tile.index, t0, t1, up_bytes});
+    telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, t1, t2, 0});
+    telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index, t2, t3,
+                   row_bytes * tile.out.height});
   }
 
   static bool kernels_run_here(std::string* why);

@@ -38,7 +38,7 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   if (repeats < 1) throw Error(ErrorKind::InvalidArgument, "device-resident benchmark: repeats must be >= 1");
   const int n = static_cast<int>(ordinals.size());
   const int band_rows = (src.height + n - 1) / n;
-  const auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), src.width, band_rows);
+  const auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), {src.width, band_rows});
   const std::size_t ps = src.format.pixel_bytes();
 
   ResidentTiming result;

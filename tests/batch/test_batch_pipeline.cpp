@@ -30,8 +30,8 @@ class FakeGpu final : public Device {
   }
   const DeviceInfo& info() const override { return info_; }
   TileSize preferred_tile(const TileJob& job) const override { return cpu_->preferred_tile(job); }
-  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& t, int index) override {
-    cpu_->process(job, tile, lane, attempt, t, index);
+  void process(const TileWork& work) override {
+    cpu_->process(work);
   }
   std::optional<DeviceSample> sample() const override { return DeviceSample{42.0, 0, 0}; }
 

@@ -43,7 +43,7 @@ TEST(Tiling, TilesCoverTheImageExactlyOnce) {
     for (int tw : {16, 33, 256, 4096})
       for (int th : {16, 100}) {
         const Halo halo{3, 1, 2, 4};
-        const auto tiles = plan_tiles(w, h, halo, tw, th);
+        const auto tiles = plan_tiles(w, h, halo, {tw, th});
         std::vector<int> covered(static_cast<std::size_t>(w) * h, 0);
         for (const auto& t : tiles) {
           ASSERT_GE(t.out.x, 0);
@@ -61,8 +61,8 @@ TEST(Tiling, TilesCoverTheImageExactlyOnce) {
 }
 
 TEST(Tiling, BadArgumentsAreRefused) {
-  EXPECT_THROW(plan_tiles(0, 10, {}, 16, 16), Error);
-  EXPECT_THROW(plan_tiles(10, 10, {}, 0, 16), Error);
+  EXPECT_THROW(plan_tiles(0, 10, {}, {16, 16}), Error);
+  EXPECT_THROW(plan_tiles(10, 10, {}, {0, 16}), Error);
 }
 
 TEST(Tiling, BudgetGivesATileThatFits) {
@@ -71,8 +71,8 @@ TEST(Tiling, BudgetGivesATileThatFits) {
   for (std::size_t budget : {std::size_t(1) << 20, std::size_t(64) << 20, std::size_t(8) << 30}) {
     const int side = tile_side_for_budget(budget, f, halo);
     EXPECT_GE(side, 16);
-    EXPECT_LE(tile_working_set(side, side, f, halo), budget);
-    EXPECT_GT(tile_working_set(side + 64, side + 64, f, halo), budget);
+    EXPECT_LE(tile_working_set({side, side}, f, halo), budget);
+    EXPECT_GT(tile_working_set({side + 64, side + 64}, f, halo), budget);
   }
 }
 
@@ -88,7 +88,7 @@ TEST(Tiling, StripsSpanTheImageAndFitTheBudget) {
   for (std::size_t budget : {std::size_t(2) << 20, std::size_t(24) << 20, std::size_t(40) << 20, std::size_t(64) << 20, big}) {
     const Halo halo{7, 9, 7, 9};
     const TileSize t = strip_tile_for_budget(8192, budget, f, halo, target);
-    EXPECT_LE(tile_working_set(t.width, t.height, f, halo), budget) << budget;
+    EXPECT_LE(tile_working_set(t, f, halo), budget) << budget;
     if (budget < (std::size_t(24) << 20)) EXPECT_EQ(t.width, t.height) << "a small budget gets square tiles";
   }
 }

@@ -108,8 +108,8 @@ class StripDevice : public Device {
   const DeviceInfo& info() const override { return cpu_->info(); }
   int lanes() const override { return 8; }
   TileSize preferred_tile(const TileJob&) const override { return {1024, 128}; }
-  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& t, int index) override {
-    cpu_->process(job, tile, lane, attempt, t, index);
+  void process(const TileWork& work) override {
+    cpu_->process(work);
   }
 
  private:
@@ -124,8 +124,7 @@ TEST(Scheduler, StripsKeepWholeRowsWhenSplitForLanes) {
     const Image src = test::random_image(w, h, Format{PixelType::U8, 3}, test::test_seed(w + h));
     JobReport report;
     const Image out = run(src, chain, devices, Border{}, 0, &report);
-    EXPECT_EQ(report.tile_width, tw) << w << "x" << h;
-    EXPECT_EQ(report.tile_height, th) << w << "x" << h;
+    EXPECT_EQ(report.tile, (TileSize{tw, th})) << w << "x" << h;
     EXPECT_GE(report.tiles, 8) << w << "x" << h;
     EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view())) << w << "x" << h;
   }

@@ -49,8 +49,8 @@ TEST(GpuEngine, DeviceMemoryCapStreamsABiggerImage) {
   EXPECT_EQ(report.tiles_per_device[0], report.tiles);
   EXPECT_GT(cuda::reserved_bytes(*sel.devices[0]), 0u);
   EXPECT_LE(cuda::reserved_bytes(*sel.devices[0]), cap);
-  std::printf("cap %zu MiB: %d tiles of %dx%d, %zu MiB of device buffers\n", cap >> 20, report.tiles, report.tile_width,
-              report.tile_height, cuda::reserved_bytes(*sel.devices[0]) >> 20);
+  std::printf("cap %zu MiB: %d tiles of %dx%d, %zu MiB of device buffers\n", cap >> 20, report.tiles, report.tile.width,
+              report.tile.height, cuda::reserved_bytes(*sel.devices[0]) >> 20);
 }
 
 // PCIe-bound chains get full-width strips, compute-bound ones square tiles (measurements in
@@ -63,13 +63,13 @@ TEST(GpuEngine, TileShapeFollowsTheWorkload) {
   JobReport strips, squares;
   const Chain light = parse_chain({"gaussian:sigma=1.33,radius=4"});
   EXPECT_TRUE(same_bits(cpu_reference(src, light, o.border), run_on(src, light, one, o, &strips)));
-  EXPECT_EQ(strips.tile_width, 4096);
-  EXPECT_LE(strips.tile_height, 512);
+  EXPECT_EQ(strips.tile.width, 4096);
+  EXPECT_LE(strips.tile.height, 512);
   const Chain heavy = parse_chain({"unsharp:sigma=5"});  // 2-D 31x31: 961 FMAs a pixel
   run_on(src, heavy, one, o, &squares);
-  EXPECT_EQ(squares.tile_width, squares.tile_height);
-  std::printf("9 taps: %d tiles of %dx%d; 2-D 31x31: %d tiles of %dx%d\n", strips.tiles, strips.tile_width,
-              strips.tile_height, squares.tiles, squares.tile_width, squares.tile_height);
+  EXPECT_EQ(squares.tile.width, squares.tile.height);
+  std::printf("9 taps: %d tiles of %dx%d; 2-D 31x31: %d tiles of %dx%d\n", strips.tiles, strips.tile.width,
+              strips.tile.height, squares.tiles, squares.tile.width, squares.tile.height);
 }
 
 // A tile the budget cannot hold fails on the GPU (a typed error, no crash) and the CPU does it.

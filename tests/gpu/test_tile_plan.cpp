@@ -27,7 +27,7 @@ TEST(TilePlan, FirstStageMapsFollowBorderIndex) {
   const Halo h = chain_halo(chain);
   for (BorderMode mode : kModes)
     for (auto [w, ht] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{100, 37}, std::pair{4097, 33}})
-      for (const Tile& t : plan_tiles(w, ht, h, 40, 16)) {
+      for (const Tile& t : plan_tiles(w, ht, h, {40, 16})) {
         const TilePlan p = plan_tile(chain, t, w, ht, mode);
         const StagePlan& s = p.stages[0];
         EXPECT_EQ(s.plane, t.in);
@@ -52,7 +52,7 @@ TEST(TilePlan, FirstStageMapsFollowBorderIndex) {
 
 TEST(TilePlan, WrapAtACornerUploadsTheFarEdge) {
   const Chain chain = parse_chain({"box:radius=3"});
-  const Tile t = plan_tiles(1000, 800, chain_halo(chain), 100, 100).front();
+  const Tile t = plan_tiles(1000, 800, chain_halo(chain), {100, 100}).front();
   const TilePlan p = plan_tile(chain, t, 1000, 800, BorderMode::Wrap);
   ASSERT_EQ(p.columns.size(), 2u);
   EXPECT_EQ(p.columns[0].source, 0);
@@ -65,7 +65,7 @@ TEST(TilePlan, WrapAtACornerUploadsTheFarEdge) {
 TEST(TilePlan, ChainStagesComputeInImagePartsAndMapTheRest) {
   const Chain chain = parse_chain({"box:radius=2", "sharpen", "gaussian:sigma=1"});
   for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Replicate, BorderMode::Constant})
-    for (const Tile& t : plan_tiles(300, 200, chain_halo(chain), 64, 64)) {
+    for (const Tile& t : plan_tiles(300, 200, chain_halo(chain), {64, 64})) {
       ASSERT_TRUE(cpu::chain_fits_tile(chain, t, 300, 200, mode));
       const TilePlan p = plan_tile(chain, t, 300, 200, mode);
       ASSERT_EQ(p.stages.size(), 3u);
@@ -84,7 +84,7 @@ TEST(TilePlan, ChainStagesComputeInImagePartsAndMapTheRest) {
 
 TEST(TilePlan, RefusesAChainThatDoesNotFit) {
   const Chain chain = parse_chain({"box:radius=2", "box:radius=2"});
-  const Tile t = plan_tiles(500, 500, chain_halo(chain), 64, 64).front();
+  const Tile t = plan_tiles(500, 500, chain_halo(chain), {64, 64}).front();
   ASSERT_FALSE(cpu::chain_fits_tile(chain, t, 500, 500, BorderMode::Wrap));
   EXPECT_THROW(plan_tile(chain, t, 500, 500, BorderMode::Wrap), Error);
 }

@@ -29,7 +29,11 @@ class FakeGpu final : public Device {
   void set_lanes(int lanes) override { streams_ = lanes; }
   TileSize preferred_tile(const TileJob&) const override { return {256, 256}; }
 
-  void process(const TileJob& job, const Tile& tile, int lane, int, Telemetry& t, int device_index) override {
+  void process(const TileWork& work) override {
+    const TileJob& job = work.job;
+    const Tile& tile = work.tile;
+    const int lane = work.lane, device_index = work.device_index;
+    Telemetry& t = work.telemetry;
     ++busy_;
     const std::size_t in_bytes = static_cast<std::size_t>(tile.in.area()) * job.src.format.pixel_bytes();
     const std::size_t out_bytes = static_cast<std::size_t>(tile.out.area()) * job.src.format.pixel_bytes();

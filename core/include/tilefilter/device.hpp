@@ -52,6 +52,30 @@ struct TileJob {
   FaultInjection faults;
 };
 
+// One tile's work, as the scheduler hands it to Device::process().
+struct TileWork {
+  const TileJob& job;    // the job begin() was given
+  const Tile& tile;      // filter tile.in of job.src into tile.out of job.dst
+  int lane = 0;          // the lane that runs it, 0 <= lane < lanes()
+  int attempt = 0;       // earlier failed attempts of this tile, on any device
+  Telemetry& telemetry;  // where the tile's stage records go
+  int device_index = 0;  // this device's place in the job's device list (StageRecord::device)
+};
+
+// A backend: CPU workers here in core, CUDA GPUs in kernels/. The threading contract, for one job
+// of run_filter() (docs/design.md, "Threading model"):
+//  - set_lanes(), lanes() and preferred_tile() are called on the job's thread (run_filter's caller)
+//    before begin(). preferred_tile() may rely only on the job's image sizes, format, chain and
+//    border: its src and dst may be shapes without pixels, and it must not depend on an earlier job.
+//  - begin(job) is called once per job on that thread, before any tile; end() once, on that thread,
+//    after every worker has joined, whether the job succeeded, failed or was cancelled (but not
+//    when begin() threw: the device then takes no tile of the job).
+//  - process() is called once per tile attempt, from one worker thread per lane: calls for
+//    different lanes run at the same time, calls for one lane one after another. So a lane's state
+//    (stream, buffers) needs no lock; what begin() set up is shared by all lanes and read-only.
+//  - One job at a time per device: the callers serialize their jobs (the GUI through DeviceHub),
+//    and the CUDA device also waits for the previous job's end() in begin().
+//  - info() and sample() may be called from any thread at any time, also during a job.
 class Device {
  public:
   virtual ~Device() = default;
@@ -63,13 +87,13 @@ class Device {
   // scheduler takes the smallest width and height over the job's devices, then splits further
   // until every lane has a tile.
   virtual TileSize preferred_tile(const TileJob& job) const = 0;
-  // Per-job setup (taps to the device, buffers) and teardown; called once per job by the scheduler.
+  // Per-job setup (taps to the device, buffers) and teardown.
   virtual void begin(const TileJob& /*job*/) {}
   virtual void end() {}
-  // Filters tile.in of job.src into tile.out of job.dst. May throw tf::Error (kind Device) — the
-  // scheduler then retries the tile elsewhere. `attempt` counts earlier failures of this tile.
-  virtual void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
-                       int device_index) = 0;
+  // Filters work.tile. May throw tf::Error (kind Device): the scheduler then retries the tile on
+  // another device (with work.attempt one higher), and on the CPU reference path once every device
+  // has failed it.
+  virtual void process(const TileWork& work) = 0;
   virtual std::optional<DeviceSample> sample() const { return std::nullopt; }
 };
 

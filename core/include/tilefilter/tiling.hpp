@@ -21,7 +21,8 @@ struct Tile {
   Rect in;   // out grown by the halo, may leave the image
 };
 
-std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, int tile_width, int tile_height);
+// Tiles of at most `tile` output pixels, row by row from the top left; edge tiles are smaller.
+std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, TileSize tile);
 
 // Largest square-ish tile whose working set (padded input, float intermediates, output) fits
 // `budget_bytes`, rounded down to `align` pixels, at least 16. Used for device memory budgets.
@@ -37,6 +38,6 @@ TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const 
 
 // Bytes a device needs to process one tile of the given output size (padded input in the pixel
 // type, two float work buffers of the padded size, output in the pixel type).
-std::size_t tile_working_set(int out_w, int out_h, const Format& fmt, const Halo& halo);
+std::size_t tile_working_set(TileSize out, const Format& fmt, const Halo& halo);
 
 }  // namespace tf

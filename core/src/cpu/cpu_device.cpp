@@ -22,9 +22,11 @@ class CpuDevice final : public Device {
   // Tiles that stay in L2/L3 and leave enough of them for every worker to balance.
   TileSize preferred_tile(const TileJob&) const override { return {512, 512}; }
 
-  void process(const TileJob& job, const Tile& tile, int lane, int attempt, Telemetry& telemetry,
-               int device_index) override {
-    if (job.faults.all_devices && job.faults.should_fail(info_.id, tile.index, attempt))
+  void process(const TileWork& work) override {
+    const TileJob& job = work.job;
+    const Tile& tile = work.tile;
+    Telemetry& telemetry = work.telemetry;
+    if (job.faults.all_devices && job.faults.should_fail(info_.id, tile.index, work.attempt))
       throw Error(ErrorKind::Device, fmt::format("{}: injected fault on tile {}", info_.id, tile.index));
     const double t0 = telemetry.now();
     filter_tile(job, tile);
@@ -32,7 +34,7 @@ class CpuDevice final : public Device {
       const double spent = telemetry.now() - t0;
       std::this_thread::sleep_for(std::chrono::duration<double>(spent * (slowdown_ - 1) + 1e-4 * slowdown_));
     }
-    telemetry.add({device_index, lane, StageKind::Compute, tile.index, t0, telemetry.now(),
+    telemetry.add({work.device_index, work.lane, StageKind::Compute, tile.index, t0, telemetry.now(),
                    static_cast<std::size_t>(tile.out.area()) * job.src.format.pixel_bytes()});
   }
 
