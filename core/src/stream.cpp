@@ -25,10 +25,25 @@ namespace tf {
 
 namespace {
 
-// Codec state (strip buffers of parallel TIFF workers, libpng/libjpeg rows) and the devices' tile
-// working sets come out of the budget before the pixel buffers are planned: a quarter of it, at
-// most 128 MiB.
-constexpr std::size_t kMaxReserveBytes = 128ULL << 20;
+// Codec state (strip buffers of the parallel TIFF workers, libpng/libjpeg rows) comes out of the
+// budget before the pixel buffers are planned, and so do the CPU workers' tile working sets.
+constexpr std::size_t kCodecReserveBytes = 16ULL << 20;
+
+// Host memory the devices use per job: the CPU workers' padded tiles and float planes. (GPU lanes
+// keep their pinned staging buffers for the life of the device, whatever the job.)
+std::size_t cpu_working_sets(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
+                             const JobOptions& job) {
+  const TileJob probe{shape, shape, &chain, job.border, job.faults};
+  const Halo halo = chain_halo(chain);
+  std::size_t bytes = 0;
+  for (const auto& d : devices) {
+    if (d->info().kind != DeviceKind::Cpu) continue;
+    const TileSize t = d->preferred_tile(probe);
+    bytes += static_cast<std::size_t>(d->lanes()) *
+             tile_working_set({std::min(t.width, shape.width), std::min(t.height, shape.height)}, shape.format, halo);
+  }
+  return bytes;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -82,7 +97,7 @@ struct Band {
 
 int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget) {
   const std::size_t row = static_cast<std::size_t>(width) * format.pixel_bytes();
-  const std::size_t pixels = budget - std::min(budget / 4, kMaxReserveBytes);
+  const std::size_t pixels = budget > kCodecReserveBytes ? budget - kCodecReserveBytes : 0;
   // Two input windows of (rows + halo) rows and two output bands of rows.
   const long long halo_rows = 2LL * (halo.top + halo.bottom);
   const long long rows = (static_cast<long long>(pixels / std::max<std::size_t>(row, 1)) - halo_rows) / 4;
@@ -123,7 +138,9 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   // A band at least twice its halo tall: the rows a border mirrors at the top and bottom edges (and a
   // chain's intermediate borders) then lie inside the first and last windows.
   const int min_rows = 2 * (halo.top + halo.bottom) + 2;
-  int rows = options.band_rows > 0 ? options.band_rows : band_rows_for_budget(W, H, info.format, halo, budget);
+  const std::size_t working = cpu_working_sets(shape, chain, devices, job);
+  int rows = options.band_rows > 0 ? options.band_rows
+                                   : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
   rows = std::min(std::max(rows, min_rows), H);
   if (one_band) {
     rows = H;

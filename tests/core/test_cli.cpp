@@ -7,6 +7,7 @@
 
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
+#include "tilefilter/io.hpp"
 #include "tilefilter/scheduler.hpp"
 
 namespace tf {
@@ -97,7 +98,12 @@ TEST_F(Cli, TextFileNamedPng) {
 }
 
 TEST_F(Cli, OverThePixelLimit) {
-  expect_failure(fmt::format("apply {} {} -f box --pixel-limit 5000", input, output), "in.png", "exceeds the limit");
+  // Images read band by band have their own limit; images decoded whole (BMP here) the pixel limit.
+  const std::string streamed_limit = writer_streams("x.png") ? "--stream-pixel-limit" : "--pixel-limit";
+  expect_failure(fmt::format("apply {} {} -f box {} 5000", input, output, streamed_limit), "in.png", "exceeds the limit");
+  const std::string bmp = dir / "in.bmp";
+  encode_file(bmp, test::random_image(123, 77, Format{PixelType::U8, 3}, 21).view());
+  expect_failure(fmt::format("apply {} {} -f box --pixel-limit 5000", bmp, output), "in.bmp", "exceeds the limit");
 }
 
 TEST_F(Cli, UnknownFilterAndParameter) {

@@ -192,7 +192,7 @@ TEST(StreamApply, PeakMemoryStaysWithinTheBudget) {
     }
     writer->finish();
   }
-  const std::size_t budget = 24ULL << 20;
+  const std::size_t budget = 48ULL << 20;
   StreamOptions o;
   o.memory_budget = budget;
   {  // reset the high-water mark (Linux: clear_refs 5), then measure from here

@@ -8,7 +8,13 @@ cp "$(dirname "$0")/../../resources/presets/"*.json "$out/preset/"
 i=0
 for size in 1x1 7x3 33x17; do
   for ch in 1 3 4; do
-    for ext in png jpg bmp tga; do "$tf" generate "$out/decode/s$((i++)).$ext" --size $size --channels $ch --seed $i; done
+    for ext in png jpg bmp tga tif; do "$tf" generate "$out/decode/s$((i++)).$ext" --size $size --channels $ch --seed $i; done
+    # The streaming readers' variants: TIFF tiles and every compression, progressive-free JPEG at low quality.
+    for c in none lzw deflate zstd; do
+      "$tf" generate "$out/decode/s$((i++)).tif" --size $size --channels $ch --seed $i --compression $c 2>/dev/null || true
+      "$tf" generate "$out/decode/s$((i++)).tif" --size $size --channels $ch --seed $i --compression $c --tiff-tile 16x16 2>/dev/null || true
+    done
+    "$tf" generate "$out/decode/s$((i++)).jpg" --size $size --channels $ch --seed $i --quality 40
     for t in u16 f32; do
       for ext in png tif pfm hdr; do "$tf" generate "$out/decode/s$((i++)).$ext" --size $size --channels $ch --type $t --seed $i 2>/dev/null || true; done
     done

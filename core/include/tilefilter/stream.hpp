@@ -39,8 +39,9 @@ struct StreamReport {
 StreamReport filter_file(const std::string& input, const std::string& output, const Chain& chain,
                          const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options);
 
-// The band height for an image `width` x `height` of `format` under `budget` bytes, with the
-// chain's vertical halo: what filter_file uses when options.band_rows is 0.
+// The band height for an image `width` x `height` of `format` when `budget` bytes are left for
+// pixel buffers and codecs (filter_file first takes the CPU workers' tile working sets off
+// StreamOptions::memory_budget), with the chain's vertical halo.
 int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget);
 
 // EXIF orientation (1..8) applied to the pixels: the image as a viewer shows it.
