@@ -42,11 +42,11 @@ struct Workload {
   std::string label, spec;
 };
 const std::vector<Workload>& default_workloads() {
-  static const std::vector<Workload> w = {{"separable 9 taps", "gaussian:sigma=1.33,radius=4"},
-                                          {"separable 31 taps", "gaussian:sigma=5,radius=15"},
-                                          {"2-D 9x9", "unsharp:sigma=1.3"},
-                                          {"2-D 31x31", "unsharp:sigma=5"}};
-  return w;
+  static const std::vector<Workload> kWorkloads = {{"separable 9 taps", "gaussian:sigma=1.33,radius=4"},
+                                                   {"separable 31 taps", "gaussian:sigma=5,radius=15"},
+                                                   {"2-D 9x9", "unsharp:sigma=1.3"},
+                                                   {"2-D 31x31", "unsharp:sigma=5"}};
+  return kWorkloads;
 }
 
 std::pair<int, int> parse_size(const std::string& s, const char* flag) {
@@ -61,11 +61,11 @@ std::pair<int, int> parse_size(const std::string& s, const char* flag) {
 }
 
 Format parse_format(const std::string& s) {
-  static const std::pair<const char*, Format> names[] = {
+  static const std::pair<const char*, Format> kNames[] = {
       {"gray8", {PixelType::U8, 1}},   {"rgb8", {PixelType::U8, 3}},   {"rgba8", {PixelType::U8, 4}},
       {"gray16", {PixelType::U16, 1}}, {"rgb16", {PixelType::U16, 3}}, {"rgba16", {PixelType::U16, 4}},
       {"grayf32", {PixelType::F32, 1}}, {"rgbf32", {PixelType::F32, 3}}, {"rgbaf32", {PixelType::F32, 4}}};
-  for (const auto& [name, f] : names)
+  for (const auto& [name, f] : kNames)
     if (s == name) return f;
   throw Error(ErrorKind::InvalidArgument,
               fmt::format("--format '{}': use gray8|rgb8|rgba8|gray16|rgb16|rgba16|grayf32|rgbf32|rgbaf32", s));

@@ -5,7 +5,8 @@
 namespace tf::cli {
 
 // Exit codes: 0 success, 1 a file or device error, 2 bad usage, 3 a batch where some files failed.
-enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kPartial = 3 };
+enum class ExitCode : int { Ok = 0, Failed = 1, Usage = 2, Partial = 3 };
+constexpr int exit_status(ExitCode code) { return static_cast<int>(code); }
 
 // A subcommand that finishes with something other than success (batch: some files failed) sets
 // the code here; main() returns it once the callback is done and everything is destroyed.

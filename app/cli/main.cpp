@@ -13,7 +13,7 @@
 
 namespace tf::cli {
 int& command_exit_code() {
-  static int code = kOk;
+  static int code = exit_status(ExitCode::Ok);
   return code;
 }
 }  // namespace tf::cli
@@ -39,13 +39,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return tf::cli::kUsage;
+    return tf::cli::exit_status(tf::cli::ExitCode::Usage);
   } catch (const tf::Error& e) {
     std::fprintf(stderr, "tilefilter: %s\n", e.what());
-    return e.kind() == tf::ErrorKind::InvalidArgument ? tf::cli::kUsage : tf::cli::kFailed;
+    using tf::cli::ExitCode;
+    return tf::cli::exit_status(e.kind() == tf::ErrorKind::InvalidArgument ? ExitCode::Usage : ExitCode::Failed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilefilter: %s\n", e.what());
-    return tf::cli::kFailed;
+    return tf::cli::exit_status(tf::cli::ExitCode::Failed);
   }
   return tf::cli::command_exit_code();
 }

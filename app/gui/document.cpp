@@ -10,7 +10,7 @@ namespace tf::gui {
 
 DocumentState make_state(Image image, ShownImage display) {
   DocumentState s;
-  s.display = display.isNull() ? make_shown(PreviewEngine::paint_ready(image)) : std::move(display);
+  s.display = display.is_null() ? make_shown(PreviewEngine::paint_ready(image)) : std::move(display);
   s.pyramid = std::make_shared<const ImagePyramid>(image);
   s.image = std::move(image);
   return s;

@@ -63,7 +63,7 @@ void ImageView::set_split(double fraction) {
 }
 
 double ImageView::fit_zoom() const {
-  if (before_.isNull()) return 1;
+  if (before_.is_null()) return 1;
   const double margin = 8;
   return std::max(1e-3, std::min((width() - 2 * margin) / before_.base.width(), (height() - 2 * margin) / before_.base.height()));
 }
@@ -80,7 +80,7 @@ void ImageView::zoom_in() { set_zoom(zoom_ * kStep, rect().center()); }
 void ImageView::zoom_out() { set_zoom(zoom_ / kStep, rect().center()); }
 
 void ImageView::set_zoom(double zoom, QPointF anchor) {
-  if (before_.isNull()) return;
+  if (before_.is_null()) return;
   const double min_zoom = std::min(fit_zoom(), 1.0) / 4;
   zoom = std::clamp(zoom, min_zoom, kMaxZoom);
   const QPointF fixed = to_image(anchor);  // the image point under the anchor stays there
@@ -97,7 +97,7 @@ QPointF ImageView::to_image(QPointF w) const { return (w - QPointF(width() / 2.0
 QPointF ImageView::to_widget(QPointF i) const { return (i - center_) * zoom_ + QPointF(width() / 2.0, height() / 2.0); }
 
 QRect ImageView::visible_image_rect() const {
-  if (before_.isNull()) return {};
+  if (before_.is_null()) return {};
   const QPointF a = to_image(QPointF(0, 0)), b = to_image(QPointF(width(), height()));
   const QRect r(QPoint(static_cast<int>(std::floor(a.x())), static_cast<int>(std::floor(a.y()))),
                 QPoint(static_cast<int>(std::ceil(b.x())) - 1, static_cast<int>(std::ceil(b.y())) - 1));
@@ -124,7 +124,7 @@ void ImageView::draw_image(QPainter& p, const ShownImage& shown, const QRectF& i
   // sampling the mip level nearest the screen's resolution.
   const QRectF target_all(to_widget(image_rect.topLeft()), to_widget(image_rect.bottomRight()));
   const QRectF target = target_all.intersected(clip);
-  if (target.isEmpty() || shown.isNull()) return;
+  if (target.isEmpty() || shown.is_null()) return;
   const QImage& image = shown.level_for(device_zoom() * shown.base.width() / image_rect.width());
   const double sx = image.width() / image_rect.width(), sy = image.height() / image_rect.height();
   const QRectF source((target.left() - target_all.left()) / zoom_ * sx, (target.top() - target_all.top()) / zoom_ * sy,
@@ -146,7 +146,7 @@ void ImageView::draw_label(QPainter& p, const QString& text, QPointF anchor, boo
 void ImageView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), QColor(38, 38, 40));
-  if (before_.isNull()) {
+  if (before_.is_null()) {
     p.setPen(QColor(150, 150, 150));
     p.drawText(rect(), Qt::AlignCenter,
                tr("Open an image (Ctrl+O), drop one here, or pick a sample from File ▸ Open Sample"));
@@ -175,7 +175,7 @@ void ImageView::paintEvent(QPaintEvent*) {
   if (!before_clip.isEmpty()) draw_image(p, before_, whole, before_clip.intersected(image_on_screen));
   if (!after_clip.isEmpty()) {
     const QRectF clip = after_clip.intersected(image_on_screen);
-    draw_image(p, after_.isNull() ? before_ : after_, whole, clip);
+    draw_image(p, after_.is_null() ? before_ : after_, whole, clip);
     if (!overlay_.isNull()) draw_image(p, ShownImage(overlay_), overlay_rect_, clip);
   }
   if (split) {
@@ -236,7 +236,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
   } else {
     setCursor(near_split(pos) ? Qt::SplitHCursor : Qt::OpenHandCursor);
   }
-  if (!before_.isNull()) {
+  if (!before_.is_null()) {
     const QPointF ip = to_image(pos);
     const QPoint pixel(static_cast<int>(std::floor(ip.x())), static_cast<int>(std::floor(ip.y())));
     emit hover_pixel(pixel, before_.base.rect().contains(pixel));

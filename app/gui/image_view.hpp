@@ -23,7 +23,7 @@ class ImageView : public QWidget {
   void clear_after();                    // nothing filtered: the image alone
   const QImage& before_image() const { return before_.base; }
   const QImage& after_image() const { return after_.base; }
-  bool has_result() const { return !after_.isNull() || !overlay_.isNull(); }
+  bool has_result() const { return !after_.is_null() || !overlay_.isNull(); }
 
   void set_compare(Compare mode);
   Compare compare() const { return compare_; }
@@ -65,7 +65,7 @@ class ImageView : public QWidget {
   void clamp_center();
   double split_x() const;
   bool near_split(QPointF p) const;
-  bool comparing() const { return compare_ == Compare::Split && !before_.isNull() && has_result(); }
+  bool comparing() const { return compare_ == Compare::Split && !before_.is_null() && has_result(); }
   void draw_image(QPainter& p, const ShownImage& image, const QRectF& image_rect, const QRectF& clip) const;
   void draw_label(QPainter& p, const QString& text, QPointF anchor, bool right_aligned) const;
   void changed();

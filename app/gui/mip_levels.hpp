@@ -18,7 +18,7 @@ struct ShownImage {
   ShownImage(QImage image, std::vector<QImage> levels = {}) : base(std::move(image)), mips(std::move(levels)) {}
   // The level to sample for `zoom` screen pixels per image pixel (never one smaller than the screen).
   const QImage& level_for(double zoom) const;
-  bool isNull() const { return base.isNull(); }
+  bool is_null() const { return base.isNull(); }
 };
 
 ShownImage make_shown(QImage base);

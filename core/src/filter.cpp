@@ -100,7 +100,7 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 
 const std::vector<FilterInfo>& filter_catalog() {
   using K = ParamInfo::Kind;
-  static const std::vector<FilterInfo> catalog = {
+  static const std::vector<FilterInfo> kCatalog = {
       {"box", "mean over a (2R+1)x(2R+1) window, like OpenCV blur",
        {{"radius", K::Integer, 1, 127, 1, {}, "", "window radius R in pixels"}}},
       {"gaussian", "Gaussian blur, taps as OpenCV getGaussianKernel(2R+1, sigma)",
@@ -120,7 +120,7 @@ const std::vector<FilterInfo>& filter_catalog() {
        {{"file", K::Path, 0, 0, 0, {}, "", "text file: rows of numbers, spaces or commas, # comments"},
         {"normalize", K::Bool, 0, 1, 0, {}, "", "divide the taps by their sum"}}},
   };
-  return catalog;
+  return kCatalog;
 }
 
 namespace {
