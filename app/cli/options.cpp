@@ -85,8 +85,7 @@ JobOptions job_options(const JobFlags& f) {
   o.border = {*mode, static_cast<float>(f.border_value)};
   if (!f.tile.empty()) {
     const TileSize t = parse_size(f.tile, "--tile");
-    o.schedule.tile_width = t.width;
-    o.schedule.tile_height = t.height;
+    o.schedule.tile = t;
   }
   if (f.streams < 0 || f.streams > 64) throw Error(ErrorKind::InvalidArgument, "--streams must be between 1 and 64");
   o.schedule.streams_per_device = f.streams;

@@ -32,9 +32,9 @@ struct QueuedTile {
 
 // Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
 TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s, int band_rows) {
-  if (s.tile_width > 0 && s.tile_height > 0) return {s.tile_width, s.tile_height};
-  if (s.tile_width > 0 || s.tile_height > 0) {
-    const int side = std::max(s.tile_width, s.tile_height);
+  if (s.tile.width > 0 && s.tile.height > 0) return s.tile;
+  if (s.tile.width > 0 || s.tile.height > 0) {
+    const int side = std::max(s.tile.width, s.tile.height);
     return {side, side};
   }
   int tw = 1 << 30, th = 1 << 30;

@@ -19,7 +19,7 @@ Image run(const Image& src, const Chain& chain, const std::vector<DevicePtr>& de
           JobReport* report = nullptr) {
   JobOptions opt;
   opt.border = border;
-  opt.schedule.tile_width = opt.schedule.tile_height = tile;
+  opt.schedule.tile = {tile, tile};
   return filter_image(src, chain, devices, opt, report);
 }
 
@@ -146,7 +146,7 @@ TEST(Scheduler, FailedTilesAreRetriedElsewhereWithIdenticalOutput) {
   const Image src = test::random_image(640, 480, Format{PixelType::U8, 4}, test::test_seed(8));
   const Chain chain = parse_chain({"unsharp:sigma=1.5,amount=2"});
   JobOptions opt;
-  opt.schedule.tile_width = opt.schedule.tile_height = 64;
+  opt.schedule.tile = {64, 64};
   opt.faults = {0.3, true, 42};
   JobReport report;
   const Image out = filter_image(src, chain, cpus(3), opt, &report);
@@ -161,7 +161,7 @@ TEST(Scheduler, EveryDeviceFailingFallsBackToTheCpu) {
   const Image src = test::random_image(300, 200, Format{PixelType::F32, 1}, test::test_seed(9));
   const Chain chain = parse_chain({"laplacian"});
   JobOptions opt;
-  opt.schedule.tile_width = opt.schedule.tile_height = 50;
+  opt.schedule.tile = {50, 50};
   opt.faults = {1.0, true, 1};
   JobReport report;
   const Image out = filter_image(src, chain, cpus(2), opt, &report);
@@ -174,7 +174,7 @@ TEST(Scheduler, CancelStopsTheJob) {
   std::atomic<bool> cancel{false};
   JobOptions opt;
   opt.cancel = &cancel;
-  opt.schedule.tile_width = opt.schedule.tile_height = 64;
+  opt.schedule.tile = {64, 64};
   opt.progress = [&](int done, int) { if (done == 5) cancel = true; };
   try {
     filter_image(src, parse_chain({"gaussian:sigma=3"}), cpus(2), opt);
@@ -188,7 +188,7 @@ TEST(Scheduler, ProgressReachesTotal) {
   const Image src = test::random_image(500, 300, Format{PixelType::U8, 1}, test::test_seed(11));
   std::atomic<int> last{0}, total{0};
   JobOptions opt;
-  opt.schedule.tile_width = opt.schedule.tile_height = 100;
+  opt.schedule.tile = {100, 100};
   opt.progress = [&](int done, int t) { last = std::max(last.load(), done); total = t; };
   filter_image(src, parse_chain({"box"}), cpus(2), opt);
   EXPECT_EQ(total.load(), 15);

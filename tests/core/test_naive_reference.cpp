@@ -119,7 +119,7 @@ TEST_P(NaiveReference, CpuBackendEqualsItBitForBit) {
       for (const Run& r : runs) {
         JobOptions o;
         o.border = border;
-        o.schedule.tile_width = o.schedule.tile_height = r.tile;
+        o.schedule.tile = {r.tile, r.tile};
         const Image actual = filter_image(s.image, chain, devices[r.workers == 1 ? 0 : 1], o);
         ASSERT_TRUE(same_pixels(expected.view(), actual.view()))
             << "cpu:" << r.workers << " tile " << r.tile << ": " << difference(expected, actual);

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const tf::Image img = tf::decode_memory({data, size}, "fuzz-input", limits);
     tf::JobOptions opt;
-    opt.schedule.tile_width = opt.schedule.tile_height = 64;
+    opt.schedule.tile = {64, 64};
     const tf::Image out = tf::filter_image(img, chain, devices, opt);
     (void)out;
   } catch (const tf::Error&) {

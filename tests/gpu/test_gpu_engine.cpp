@@ -79,7 +79,7 @@ TEST(GpuEngine, TileOverTheBudgetFallsBackToTheCpu) {
   const Image src = test::random_image(1500, 1500, {PixelType::U8, 4}, test::test_seed(4));
   const Chain chain = parse_chain({"box:radius=2"});
   JobOptions o;
-  o.schedule.tile_width = o.schedule.tile_height = 1500;
+  o.schedule.tile = {1500, 1500};
   JobReport report;
   const Image out = run_on(src, chain, sel.devices, o, &report);
   EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), out));
@@ -99,7 +99,7 @@ TEST(GpuEngine, FaultInjectionRetriesGiveIdenticalOutput) {
     JobOptions o;
     o.faults.rate = rate;
     o.faults.seed = 42;
-    o.schedule.tile_width = o.schedule.tile_height = 256;
+    o.schedule.tile = {256, 256};
     JobReport report;
     const Image out = run_on(src, chain, devices, o, &report);
     EXPECT_TRUE(same_bits(expected, out)) << "fault rate " << rate;
@@ -121,7 +121,7 @@ TEST(GpuEngine, GpusAndCpuWorkersShareTheQueue) {
   const Image src = test::random_image(1500, 900, {PixelType::F32, 4}, test::test_seed(9));
   const Chain chain = parse_chain({"unsharp:sigma=1.3"});
   JobOptions o;
-  o.schedule.tile_width = o.schedule.tile_height = 128;
+  o.schedule.tile = {128, 128};
   JobReport report;
   EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), run_on(src, chain, sel.devices, o, &report)));
   EXPECT_GT(report.tiles_per_device[0], 0);
@@ -149,7 +149,7 @@ TEST(GpuEngine, TelemetryRecordsEveryStage) {
   TF_REQUIRE_GPU();
   const Image src = test::random_image(2048, 2048, {PixelType::U8, 4}, test::test_seed(11));
   JobOptions o;
-  o.schedule.tile_width = o.schedule.tile_height = 512;
+  o.schedule.tile = {512, 512};
   o.schedule.streams_per_device = 3;
   JobReport report;
   run_on(src, parse_chain({"box:radius=4"}), first_gpus(1), o, &report);
@@ -224,8 +224,7 @@ TEST(GpuSanitizerSubset, KernelsOnSmallImages) {
         const Image expected = cpu_reference(src, chain, o.border);
         const auto t0 = std::chrono::steady_clock::now();
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(2), o))) << specs[0] << " " << to_string(f);
-        o.schedule.tile_width = 48;
-        o.schedule.tile_height = 40;
+        o.schedule.tile = {48, 40};
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(1), o))) << specs[0] << " " << to_string(f);
         // Under compute-sanitizer this shows where the time goes.
         std::printf("[subset] %s %s %s: %.0f ms\n", specs[0].c_str(), to_string(f).c_str(), to_string(mode).c_str(),

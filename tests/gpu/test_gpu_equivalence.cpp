@@ -61,13 +61,11 @@ TEST_P(EveryFilter, BitIdenticalToCpu) {
           const std::string what = config(fc.name, mode, f, w, h);
           ASSERT_TRUE(same_bits(expected, run_on(src, fc.chain, one, o))) << what << ", 1 GPU, automatic tiles";
           JobOptions small = o;
-          small.schedule.tile_width = 37;
-          small.schedule.tile_height = 19;
+          small.schedule.tile = {37, 19};
           ASSERT_TRUE(same_bits(expected, run_on(src, fc.chain, one, small))) << what << ", 1 GPU, 37x19 tiles";
           if (two.size() == 2) {
             JobOptions split = o;
-            split.schedule.tile_width = 64;
-            split.schedule.tile_height = 16;
+            split.schedule.tile = {64, 16};
             ASSERT_TRUE(same_bits(expected, run_on(src, fc.chain, two, split))) << what << ", 2 GPUs, 64x16 tiles";
           }
         }
@@ -101,12 +99,10 @@ TEST(GpuEquivalence, LargeImagesAndTileSizes) {
         JobOptions o;
         o.border = border;
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, one, o))) << what << ", 1 GPU, automatic tiles";
-        o.schedule.tile_width = 500;
-        o.schedule.tile_height = 301;
+        o.schedule.tile = {500, 301};
         ASSERT_TRUE(same_bits(expected, run_on(src, chain, one, o))) << what << ", 1 GPU, 500x301 tiles";
         if (two.size() == 2) {
-          o.schedule.tile_width = 333;
-          o.schedule.tile_height = 1000;
+          o.schedule.tile = {333, 1000};
           ASSERT_TRUE(same_bits(expected, run_on(src, chain, two, o))) << what << ", 2 GPUs, 333x1000 tiles";
         }
       }
@@ -154,12 +150,10 @@ TEST(GpuEquivalence, Chains) {
           JobOptions o;
           o.border = border;
           ASSERT_TRUE(same_bits(expected, run_on(src, chain, one, o))) << what << ", 1 GPU";
-          o.schedule.tile_width = 37;
-          o.schedule.tile_height = 19;
+          o.schedule.tile = {37, 19};
           ASSERT_TRUE(same_bits(expected, run_on(src, chain, one, o))) << what << ", 1 GPU, 37x19 tiles";
           if (two.size() == 2) {
-            o.schedule.tile_width = 128;
-            o.schedule.tile_height = 96;
+            o.schedule.tile = {128, 96};
             ASSERT_TRUE(same_bits(expected, run_on(src, chain, two, o))) << what << ", 2 GPUs, 128x96 tiles";
           }
         }

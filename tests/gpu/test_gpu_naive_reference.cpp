@@ -76,13 +76,11 @@ TEST_P(GpuNaiveReference, BitIdenticalToNaiveReference) {
           o.border = border;
           ASSERT_TRUE(same_bits(expected, run_on(src, rc.chain, one, o))) << what << ", 1 GPU, automatic tiles";
           JobOptions small = o;
-          small.schedule.tile_width = 37;
-          small.schedule.tile_height = 19;
+          small.schedule.tile = {37, 19};
           ASSERT_TRUE(same_bits(expected, run_on(src, rc.chain, one, small))) << what << ", 1 GPU, 37x19 tiles";
           if (two.size() == 2) {
             JobOptions split = o;
-            split.schedule.tile_width = 64;
-            split.schedule.tile_height = 16;
+            split.schedule.tile = {64, 16};
             ASSERT_TRUE(same_bits(expected, run_on(src, rc.chain, two, split))) << what << ", 2 GPUs, 64x16 tiles";
           }
         }

@@ -48,7 +48,8 @@ TEST(GpuSoak, ThousandJobsLeaveNoDeviceOrPinnedMemoryBehind) {
   const Image expected = gputest::cpu_reference(src, chain, Border{});
   auto one_job = [&](int i) {
     JobOptions opt;
-    opt.schedule.tile_width = opt.schedule.tile_height = (i % 3 == 0) ? 0 : 128 + 64 * (i % 5);
+    const int side = (i % 3 == 0) ? 0 : 128 + 64 * (i % 5);
+    opt.schedule.tile = {side, side};
     Image in(src.width(), src.height(), src.format(), *pinned), out(src.width(), src.height(), src.format(), *pinned);
     std::memcpy(in.data(), src.data(), src.size_bytes());
     run_filter(in.view(), out.view(), chain, devices, opt);

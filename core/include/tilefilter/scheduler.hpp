@@ -13,8 +13,8 @@ namespace tf {
 
 // The schedule is data (docs/design.md, contract 4): chosen automatically, overridable from CLI and GUI.
 struct Schedule {
-  int tile_width = 0, tile_height = 0;  // 0 = automatic
-  int streams_per_device = 0;           // 0 = device default
+  TileSize tile;               // 0 x 0 = automatic; one side 0 = a square of the other
+  int streams_per_device = 0;  // 0 = device default
 };
 
 struct JobOptions {
