@@ -16,7 +16,7 @@ packages=(build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
-  clang libclang-rt-14-dev)
+  clang libclang-rt-14-dev clang-format)
 
 install_deps() {
   local missing=()
@@ -31,6 +31,15 @@ install_deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# Every C++/CUDA source as .clang-format lays it out (column limit 120); the first check of `test`.
+check_format() {
+  local files
+  files=$(git ls-files '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' '*.cuh' 2>/dev/null ||
+          find app core kernels tests tools \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cu' -o -name '*.cuh' \))
+  echo "tf.sh: clang-format --dry-run --Werror on $(echo "$files" | wc -l) files"
+  echo "$files" | xargs clang-format --dry-run --Werror
+}
+
 build() {
   cmake --preset release
   cmake --build --preset release -j "$(nproc)"
@@ -38,6 +47,7 @@ build() {
 
 install_deps
 [ "$verb" = deps ] && exit 0
+[ "$verb" = test ] && check_format
 build
 case "$verb" in
   test)

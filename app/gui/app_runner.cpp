@@ -1,5 +1,7 @@
 #include "app_runner.hpp"
 
+#include "app_identity.hpp"
+
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -20,40 +22,7 @@
 #include "tilefilter/error.hpp"
 #include "tilefilter/testimage.hpp"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.0.0"
-#endif
-
-// The resources live in a static library, whose initializers are not linked in unless something
-// refers to them; hence the explicit call, outside any namespace as Qt requires.
-static void init_tilefilter_resources() { Q_INIT_RESOURCE(tilefilter); }
-
 namespace tf::gui {
-
-void init_resources() {
-  static const bool done = (init_tilefilter_resources(), true);
-  (void)done;
-}
-
-void set_application_identity() {
-  QCoreApplication::setOrganizationName(QStringLiteral("TileFilter"));
-  QCoreApplication::setApplicationName(QStringLiteral("tilefilter-gui"));
-  QCoreApplication::setApplicationVersion(QStringLiteral(TF_VERSION));
-  QGuiApplication::setApplicationDisplayName(QStringLiteral("TileFilter"));
-  QGuiApplication::setDesktopFileName(QStringLiteral("tilefilter-gui"));
-}
-
-bool save_screenshot(QWidget* widget, const QString& path) {
-  const QPixmap shot = widget->grab();
-  const QString dir = QFileInfo(path).absolutePath();
-  // PNG quality 0 = strongest zlib compression: screenshots go into the repository.
-  if (!QDir().mkpath(dir) || !shot.save(path, "PNG", 0)) {
-    std::fprintf(stderr, "tilefilter-gui: cannot write screenshot %s\n", qPrintable(path));
-    return false;
-  }
-  std::printf("tilefilter-gui: screenshot %dx%d written to %s\n", shot.width(), shot.height(), qPrintable(path));
-  return true;
-}
 
 namespace {
 

@@ -17,7 +17,17 @@ DocumentState make_state(Image image, ShownImage display) {
 }
 
 DocumentState load_state(const QString& path) {
-  return make_state(decode_file(path.toStdString(), Limits{}, DeviceHub::host_allocator()));
+  ImageInfo file;
+  DocumentState s = make_state(decode_file(path.toStdString(), Limits{}, DeviceHub::host_allocator(), &file));
+  s.file = std::move(file);
+  return s;
+}
+
+WriteOptions ImageDocument::write_options(int quality) const {
+  WriteOptions o;
+  o.quality = quality;
+  o.gray_alpha = file_.stored_channels == 2;
+  return o;
 }
 
 ImageDocument::ImageDocument(QObject* parent) : QObject(parent) {
@@ -29,6 +39,7 @@ void ImageDocument::reset(const QString& path, const QString& name, DocumentStat
   undo_.clear();
   path_ = path;
   name_ = name.isEmpty() ? QFileInfo(path).fileName() : name;
+  file_ = state.file;  // later states (filters applied) keep the opened file's metadata
   state_ = std::move(state);
   emit image_changed();
   emit title_changed();

@@ -10,6 +10,7 @@
 #include "image_pyramid.hpp"
 #include "mip_levels.hpp"
 #include "tilefilter/image.hpp"
+#include "tilefilter/io.hpp"
 
 namespace tf::gui {
 
@@ -18,6 +19,7 @@ struct DocumentState {
   Image image;
   ShownImage display;
   std::shared_ptr<const ImagePyramid> pyramid;
+  ImageInfo file;  // what the file held (metadata, stored channels); load_state fills it
 };
 
 // Builds the display copy and the pyramid; `display` may be passed in when already made.
@@ -33,6 +35,10 @@ class ImageDocument : public QObject {
   bool empty() const { return state_.image.empty(); }
   const DocumentState& state() const { return state_; }
   const Image& image() const { return state_.image; }
+  // What Save writes besides the pixels: the opened file's EXIF, ICC and XMP, and gray+alpha
+  // written back as such.
+  const Metadata& metadata() const { return file_.metadata; }
+  WriteOptions write_options(int quality) const;
   QString path() const { return path_; }        // empty for generated images
   QString display_name() const { return name_; }
   bool modified() const { return !undo_.isClean(); }
@@ -50,6 +56,7 @@ class ImageDocument : public QObject {
 
  private:
   DocumentState state_;
+  ImageInfo file_;
   QString path_, name_;
   QUndoStack undo_;
 };

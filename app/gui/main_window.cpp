@@ -14,7 +14,7 @@
 #include <QtConcurrent>
 #include <cstring>
 
-#include "app_runner.hpp"
+#include "app_identity.hpp"
 #include "apply_command.hpp"
 #include "batch_dialog.hpp"
 #include "device_hub.hpp"
@@ -447,9 +447,11 @@ void MainWindow::save_to(const QString& path, int quality) {
   progress_->show();
   statusBar()->showMessage(tr("Saving %1…").arg(path));
   const Image image = document_.image();
-  save_watcher_.setFuture(QtConcurrent::run([image, path, quality]() -> QString {
+  const Metadata metadata = document_.metadata();
+  const WriteOptions options = document_.write_options(quality);
+  save_watcher_.setFuture(QtConcurrent::run([image, path, metadata, options]() -> QString {
     try {
-      encode_file(path.toStdString(), image.view(), quality_only(quality));
+      encode_file(path.toStdString(), image.view(), options, metadata);
       return {};
     } catch (const std::exception& e) {
       return QString::fromUtf8(e.what());

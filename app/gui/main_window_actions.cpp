@@ -251,7 +251,8 @@ bool MainWindow::confirm_discard() {
   }
   QApplication::setOverrideCursor(Qt::WaitCursor);
   try {
-    encode_file(path.toStdString(), document_.image().view(), quality_only(save_quality_));
+    encode_file(path.toStdString(), document_.image().view(), document_.write_options(save_quality_),
+                document_.metadata());
     QApplication::restoreOverrideCursor();
     document_.mark_saved(path);
     return true;

@@ -15,6 +15,7 @@
 #include "tilefilter/io.hpp"
 #include "tilefilter/scheduler.hpp"
 #include "tilefilter/stream.hpp"
+#include "io/metadata.hpp"
 
 namespace fs = std::filesystem;
 
@@ -211,6 +212,75 @@ TEST(StreamApply, PeakMemoryStaysWithinTheBudget) {
   EXPECT_LE(grew_mib, budget / 1048576.0 + overhead_mib)
       << "image " << w * h * 3 / 1048576 << " MiB, " << r.bands << " bands of " << r.band_rows << " rows";
 #endif
+}
+
+}  // namespace
+}  // namespace tf
+
+namespace tf {
+namespace {
+
+// An ICC header that libpng's checks accept (size, 'acsp', RGB data, XYZ connection space, an
+// empty tag table) and a random tail, so a lost or altered byte shows.
+std::vector<unsigned char> minimal_rgb_icc_profile() {
+  std::vector<unsigned char> p(132 + 64, 0);
+  auto put32 = [&](std::size_t at, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) p[at + i] = static_cast<unsigned char>(v >> (24 - 8 * i));
+  };
+  auto put4 = [&](std::size_t at, const char* s) { std::memcpy(&p[at], s, 4); };
+  put32(0, static_cast<std::uint32_t>(p.size()));
+  put32(8, 0x02100000);  // version 2.1
+  put4(12, "mntr");
+  put4(16, "RGB ");
+  put4(20, "XYZ ");
+  put4(36, "acsp");
+  put32(68, 0x0000F6D6);  // D50 illuminant X, Y, Z in s15Fixed16
+  put32(72, 0x00010000);
+  put32(76, 0x0000D32D);
+  put32(128, 0);  // no tags
+  for (std::size_t i = 132; i < p.size(); ++i) p[i] = static_cast<unsigned char>(i * 37 + 11);
+  return p;
+}
+
+// What a user sees: `tilefilter apply` keeps EXIF, ICC and XMP from input to output in every
+// format that holds them, --strip drops them, --autorotate turns the pixels and resets the tag.
+TEST(StreamApply, MetadataTravelsThroughApply) {
+  if (!writer_streams("x.jpg") || !writer_streams("x.png") || !writer_streams("x.tif"))
+    GTEST_SKIP() << "needs libjpeg, libpng and libtiff";
+  test::TempDir dir;
+  Metadata md;
+  io::Ifd0Text text;
+  text.artist = "A. Photographer";
+  text.make = "TileFilter";
+  md.exif = io::exif_from_ifd0_text(text, 6);
+  md.orientation = 6;
+  md.icc = minimal_rgb_icc_profile();
+  md.xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF/></x:xmpmeta>";
+  const std::string in = dir / "phone.jpg";
+  encode_file(in, test::random_image(64, 40, Format{PixelType::U8, 3}, 12).view(), quality_only(90), md);
+  for (const char* ext : {".jpg", ".png", ".tif"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = dir / (std::string("kept") + ext);
+    ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f sharpen --devices cpu:1 -q", in, out)), 0);
+    const ImageInfo info = open_image(out)->info();
+    EXPECT_EQ(info.metadata.orientation, 6);
+    EXPECT_EQ(info.metadata.icc, md.icc);
+    EXPECT_NE(info.metadata.xmp.find("xmpmeta"), std::string::npos);
+    EXPECT_EQ(io::exif_ifd0_text(info.metadata.exif).artist, "A. Photographer");
+    EXPECT_EQ(info.width, 64);  // pixels as stored: the tag still turns them in a viewer
+
+    const std::string stripped = dir / (std::string("stripped") + ext);
+    ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f sharpen --devices cpu:1 -q --strip", in, stripped)), 0);
+    EXPECT_TRUE(open_image(stripped)->info().metadata.empty());
+
+    const std::string upright = dir / (std::string("upright") + ext);
+    ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f sharpen --devices cpu:1 -q --autorotate", in, upright)), 0);
+    const ImageInfo u = open_image(upright)->info();
+    EXPECT_EQ(u.width, 40);
+    EXPECT_EQ(u.height, 64);
+    EXPECT_EQ(u.metadata.orientation, 1);
+    EXPECT_EQ(u.metadata.icc, md.icc);
+  }
 }
 
 }  // namespace

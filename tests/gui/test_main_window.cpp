@@ -26,6 +26,7 @@
 #include "utilization_graph.hpp"
 #include "timeline_view.hpp"
 #include "tilefilter/codec.hpp"
+#include "tilefilter/io.hpp"
 
 namespace tf::gui {
 namespace {
@@ -185,6 +186,28 @@ TEST_F(MainWindowTest, ApplyUndoRedo) {
   ASSERT_TRUE(wait_for([&] { return saved; })) << window->message_bar()->text().toStdString();
   EXPECT_TRUE(same_pixels(decode_file(out.toStdString()).view(), expected.view()));
   EXPECT_FALSE(window->isWindowModified());
+}
+
+TEST_F(MainWindowTest, SaveKeepsTheOpenedFilesMetadata) {
+  if (!writer_streams("x.png")) GTEST_SKIP() << "needs libpng";
+  Metadata md;
+  md.orientation = 8;
+  md.xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'/>";
+  const QString path = QString::fromStdString(dir / "tagged.png");
+  encode_file(path.toStdString(), test::random_image(90, 60, Format{PixelType::U8, 3}, 5).view(), {}, md);
+  open(path);
+  add_filter("sharpen");
+  bool applied = false, saved = false;
+  QObject::connect(window.get(), &MainWindow::applied, [&] { applied = true; });
+  QObject::connect(window.get(), &MainWindow::saved, [&] { saved = true; });
+  window->apply();
+  ASSERT_TRUE(wait_for([&] { return applied && window->idle(); }));
+  const QString out = QString::fromStdString(dir / "saved.png");
+  window->save_to(out, 90);
+  ASSERT_TRUE(wait_for([&] { return saved; })) << window->message_bar()->text().toStdString();
+  const ImageInfo info = open_image(out.toStdString())->info();
+  EXPECT_EQ(info.metadata.orientation, 8);
+  EXPECT_EQ(info.metadata.xmp, md.xmp);
 }
 
 TEST_F(MainWindowTest, DevicePanelAndTimelineShowTheLastJob) {
