@@ -35,7 +35,8 @@ bool same_file(const std::string& a, const std::string& b) {
 
 void run_apply(const ApplyArgs& a) {
   if (same_file(a.input, a.output))
-    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: output is the input file; refusing to overwrite it", a.output));
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: output is the input file; refusing to overwrite it", a.output));
   const Chain chain = parse_chain(a.job.filters);
   JobOptions options = job_options(a.job);
   // Check the output before spending time: its folder must exist.
@@ -66,14 +67,17 @@ void run_apply(const ApplyArgs& a) {
     const JobReport& job = report.job;
     for (std::size_t d = 0; d < job.tiles_per_device.size() && d < job.device_names.size(); ++d)
       if (job.tiles_per_device[d] > 0)
-        devices += fmt::format("{}{} ({} tiles)", devices.empty() ? "" : ", ", job.device_names[d], job.tiles_per_device[d]);
-    fmt::print("{}: {}x{} {} -> {} in {:.1f} ms on {} ({} band{} of {} rows; busy: decode {:.2f} s [{}], devices "
-               "{:.2f} s, encode {:.2f} s [{}]){}\n",
-               a.input, report.width, report.height, to_string(report.format), a.output, report.wall_s * 1e3, devices,
-               report.bands, report.bands == 1 ? "" : "s", report.band_rows, report.decode_s, report.decoder,
-               report.filter_s, report.encode_s, report.encoder,
-               job.failures.empty() ? "" : fmt::format(" ({} tile attempts failed and were retried)", job.failures.size()));
-    for (const auto& f : job.failures) fmt::print(stderr, "warning: tile {} failed on {}: {}\n", f.tile, f.device, f.message);
+        devices +=
+            fmt::format("{}{} ({} tiles)", devices.empty() ? "" : ", ", job.device_names[d], job.tiles_per_device[d]);
+    fmt::print(
+        "{}: {}x{} {} -> {} in {:.1f} ms on {} ({} band{} of {} rows; busy: decode {:.2f} s [{}], devices "
+        "{:.2f} s, encode {:.2f} s [{}]){}\n",
+        a.input, report.width, report.height, to_string(report.format), a.output, report.wall_s * 1e3, devices,
+        report.bands, report.bands == 1 ? "" : "s", report.band_rows, report.decode_s, report.decoder, report.filter_s,
+        report.encode_s, report.encoder,
+        job.failures.empty() ? "" : fmt::format(" ({} tile attempts failed and were retried)", job.failures.size()));
+    for (const auto& f : job.failures)
+      fmt::print(stderr, "warning: tile {} failed on {}: {}\n", f.tile, f.device, f.message);
   }
 }
 
@@ -81,7 +85,8 @@ void run_apply(const ApplyArgs& a) {
 
 void add_apply(CLI::App& app) {
   auto args = std::make_shared<ApplyArgs>();
-  auto* cmd = app.add_subcommand("apply", "filter one image: tilefilter apply IN OUT --filter SPEC [--filter SPEC ...]");
+  auto* cmd =
+      app.add_subcommand("apply", "filter one image: tilefilter apply IN OUT --filter SPEC [--filter SPEC ...]");
   cmd->add_option("input", args->input, "input image")->required();
   cmd->add_option("output", args->output, "output image; the format follows the extension")->required();
   add_job_flags(*cmd, args->job);

@@ -2,6 +2,7 @@
 // the devices and encode threads. A progress bar on a terminal, a per-device summary at the end,
 // a JSON report on request. SIGINT/SIGTERM stop taking new files and finish the ones in flight; a
 // second one discards those; a third ends the process at once (a later --resume cleans up).
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -84,12 +84,14 @@ class SignalGuard {
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::string clock_text(double s) {
   const long t = static_cast<long>(s + 0.5);
-  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
 std::string progress_detail(const BatchProgress& p) {
@@ -106,7 +108,8 @@ void write_report(const std::string& path, const BatchReport& report) {
   for (const auto& f : report.files) {
     std::error_code ec;
     if (fs::exists(path, ec) && fs::equivalent(path, f.input, ec))
-      throw Error(ErrorKind::InvalidArgument, fmt::format("--report {}: is one of the input files; refusing to overwrite it", path));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("--report {}: is one of the input files; refusing to overwrite it", path));
   }
   const std::string text = batch_report_json(report);
   try {
@@ -119,8 +122,7 @@ void write_report(const std::string& path, const BatchReport& report) {
 std::string seconds(double s) { return s >= 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.2f} s", s); }
 
 // Codec names used by the files that reached that stage, "stb" or "stb, opencv".
-template <class Pick>
-std::string codecs_used(const BatchReport& r, Pick pick) {
+template <class Pick> std::string codecs_used(const BatchReport& r, Pick pick) {
   std::set<std::string> names;
   for (const auto& f : r.files)
     if (const std::string& n = pick(f); !n.empty()) names.insert(n);
@@ -131,16 +133,19 @@ std::string codecs_used(const BatchReport& r, Pick pick) {
 
 void print_summary(const BatchReport& r, const BatchArgs& a) {
   using S = FileResult::Status;
-  const int ok = r.count(S::Ok), failed = r.count(S::Failed), resumed = r.count(S::Resumed), cancelled = r.count(S::Cancelled);
+  const int ok = r.count(S::Ok), failed = r.count(S::Failed), resumed = r.count(S::Resumed),
+            cancelled = r.count(S::Cancelled);
   std::string line = fmt::format("batch: {} image{}: {} ok", r.files.size(), r.files.size() == 1 ? "" : "s", ok);
   if (failed) line += fmt::format(", {} failed", failed);
   if (resumed) line += fmt::format(", {} already done", resumed);
   if (cancelled) line += fmt::format(", {} not done", cancelled);
-  if (!r.skipped.empty()) line += fmt::format("; {} other file{} skipped", r.skipped.size(), r.skipped.size() == 1 ? "" : "s");
+  if (!r.skipped.empty())
+    line += fmt::format("; {} other file{} skipped", r.skipped.size(), r.skipped.size() == 1 ? "" : "s");
   fmt::print("{}\n", line);
   if (r.wall_s > 0)
-    fmt::print("  {:.1f} Mpix in {}: {:.1f} Mpix/s, {:.2f} images/s{}\n", r.megapixels, seconds(r.wall_s), r.megapixels / r.wall_s,
-               ok / r.wall_s, a.job.filters.empty() ? " (no filter: decode and encode only)" : "");
+    fmt::print("  {:.1f} Mpix in {}: {:.1f} Mpix/s, {:.2f} images/s{}\n", r.megapixels, seconds(r.wall_s),
+               r.megapixels / r.wall_s, ok / r.wall_s,
+               a.job.filters.empty() ? " (no filter: decode and encode only)" : "");
   if (!a.job.filters.empty()) {
     fmt::print("devices:\n");
     for (const auto& d : r.devices) {
@@ -148,7 +153,8 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
       if (fallback && d.tiles == 0) continue;
       const int images = r.images_per_device[d.device];
       std::string split = d.upload_s + d.download_s + d.kernel_s > 0
-                              ? fmt::format("upload {}, kernel {}, download {}", seconds(d.upload_s), seconds(d.kernel_s), seconds(d.download_s))
+                              ? fmt::format("upload {}, kernel {}, download {}", seconds(d.upload_s),
+                                            seconds(d.kernel_s), seconds(d.download_s))
                               : fmt::format("compute {}", seconds(d.compute_s));
       fmt::print("  {:<12} {:>5} images {:>6} tiles  busy {:3.0f}% ({}, idle {}){}\n", d.name, images, d.tiles,
                  r.wall_s > 0 ? 100 * d.busy_s / r.wall_s : 0.0, split, seconds(d.idle_s),
@@ -162,14 +168,18 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     if (f.decode_s > 0) dec_mpix += m, ++dec_n;
     if (f.encode_s > 0) enc_mpix += m, ++enc_n;
   }
-  auto per_core = [](double mpix, double s) { return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string(); };
-  fmt::print("decode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", dec_n, dec_mpix, seconds(r.decode_s), r.decode_threads,
-             per_core(dec_mpix, r.decode_cpu_s), codecs_used(r, [](const FileResult& f) -> const std::string& {
+  auto per_core = [](double mpix, double s) {
+    return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string();
+  };
+  fmt::print("decode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", dec_n, dec_mpix, seconds(r.decode_s),
+             r.decode_threads, per_core(dec_mpix, r.decode_cpu_s),
+             codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
                return f.decode_s > 0 ? f.decoder : none;
              }));
-  fmt::print("encode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", enc_n, enc_mpix, seconds(r.encode_s), r.encode_threads,
-             per_core(enc_mpix, r.encode_cpu_s), codecs_used(r, [](const FileResult& f) -> const std::string& {
+  fmt::print("encode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", enc_n, enc_mpix, seconds(r.encode_s),
+             r.encode_threads, per_core(enc_mpix, r.encode_cpu_s),
+             codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
                return f.encode_s > 0 ? f.encoder : none;
              }));
@@ -177,7 +187,8 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
   if (!r.skipped.empty()) {
     fmt::print("skipped:\n");
     for (std::size_t i = 0; i < std::min(shown, r.skipped.size()); ++i) fmt::print("  {}\n", r.skipped[i]);
-    if (r.skipped.size() > shown) fmt::print("  ... and {} more{}\n", r.skipped.size() - shown, a.report.empty() ? "" : " (see the report)");
+    if (r.skipped.size() > shown)
+      fmt::print("  ... and {} more{}\n", r.skipped.size() - shown, a.report.empty() ? "" : " (see the report)");
   }
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
 }
@@ -209,8 +220,9 @@ void run(const BatchArgs& a) {
 
   Progress bar("batch");
   o.progress = [&bar](const BatchProgress& p) {
-    const double fraction = p.bytes_total ? static_cast<double>(p.bytes_done) / p.bytes_total
-                                          : p.files_total ? static_cast<double>(p.files_done) / p.files_total : 1.0;
+    const double fraction = p.bytes_total   ? static_cast<double>(p.bytes_done) / p.bytes_total
+                            : p.files_total ? static_cast<double>(p.files_done) / p.files_total
+                                            : 1.0;
     bar.update(fraction, progress_detail(p));
   };
 
@@ -218,7 +230,8 @@ void run(const BatchArgs& a) {
   SignalGuard guard;
   const BatchReport report = run_batch(o);
   bar.finish();
-  if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet) fmt::print(stderr, "note: {}\n", report.device_note);
+  if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet)
+    fmt::print(stderr, "note: {}\n", report.device_note);
   if (!a.report.empty()) write_report(a.report, report);
   if (!a.quiet) print_summary(report, a);
   for (const auto& f : report.files)
@@ -229,11 +242,15 @@ void run(const BatchArgs& a) {
     for (const auto& f : report.files)
       if (f.status == S::Cancelled) (f.reason.starts_with("discarded") ? discarded : not_started)++;
     (void)finished_in_flight;
-    fmt::print(stderr, "tilefilter: interrupted: {} done, {} in flight discarded, {} not started; nothing partial was left under "
-                       "a final name. Run again with --resume to do the rest.\n",
-               report.count(S::Ok) + report.count(S::Resumed), discarded, not_started);
+    fmt::print(
+        stderr,
+        "tilefilter: interrupted: {} done, {} in flight discarded, {} not started; nothing partial was left under "
+        "a final name. Run again with --resume to do the rest.\n",
+        report.count(S::Ok) + report.count(S::Resumed), discarded, not_started);
   }
-  if (report.files.empty()) fmt::print(stderr, "tilefilter: no image files in {}{}\n", a.input, a.recursive ? "" : " (add --recursive for subfolders)");
+  if (report.files.empty())
+    fmt::print(stderr, "tilefilter: no image files in {}{}\n", a.input,
+               a.recursive ? "" : " (add --recursive for subfolders)");
   std::fflush(stdout);
   std::fflush(stderr);
   const int code = report.exit_code();
@@ -245,31 +262,41 @@ void run(const BatchArgs& a) {
 void add_batch(CLI::App& app) {
   auto a = std::make_shared<BatchArgs>();
   auto* cmd = app.add_subcommand(
-      "batch", "filter every image of a folder: tilefilter batch IN_DIR OUT_DIR --filter SPEC [...] (exit 0 all ok, 3 some failed, 1 none done)");
+      "batch",
+      "filter every image of a folder: tilefilter batch IN_DIR OUT_DIR --filter SPEC [...] (exit 0 all ok, 3 some failed, 1 none done)");
   cmd->add_option("input", a->input, "folder of images")->required();
   cmd->add_option("output", a->output, "folder for the results (created; names mirror the input tree)")->required();
   add_job_flags(*cmd, a->job);
-  cmd->get_option("--filter")->required(false)->description(
-      "filter SPEC: name or name:key=value,... (repeat to chain; none: decode and re-encode only)");
+  cmd->get_option("--filter")
+      ->required(false)
+      ->description("filter SPEC: name or name:key=value,... (repeat to chain; none: decode and re-encode only)");
   cmd->add_flag("-r,--recursive", a->recursive, "walk subfolders too");
-  cmd->add_option("--exclude", a->exclude, "a folder to leave out of the walk (repeatable); needed when OUT_DIR lies inside IN_DIR");
+  cmd->add_option("--exclude", a->exclude,
+                  "a folder to leave out of the walk (repeatable); needed when OUT_DIR lies inside IN_DIR");
   cmd->add_option("--format", a->format, "output format: same, png, jpg or tiff")
       ->check(CLI::IsMember({"same", "png", "jpg", "jpeg", "tiff", "tif"}))
       ->capture_default_str();
   cmd->add_option("--quality", a->quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_flag("--strip", a->strip, "drop EXIF, ICC profile and XMP (copied to the outputs by default)");
-  cmd->add_option("-j,--jobs", a->jobs, "decode threads and encode threads (default: one of each per core)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--decode-threads", a->decode_threads, "decode threads (overrides --jobs)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--encode-threads", a->encode_threads, "encode threads (overrides --jobs)")->check(CLI::Range(1, 1024));
+  cmd->add_option("-j,--jobs", a->jobs, "decode threads and encode threads (default: one of each per core)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--decode-threads", a->decode_threads, "decode threads (overrides --jobs)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--encode-threads", a->encode_threads, "encode threads (overrides --jobs)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--resume", a->resume, "skip files whose output already exists complete");
-  cmd->add_option("--report", a->report, "write a JSON report: every file with status, sizes, timings, codecs; per-device totals");
-  cmd->add_option("--memory", a->memory, "cap on decoded and filtered pixels in flight, e.g. 2G (default: from the machine's memory)")
+  cmd->add_option("--report", a->report,
+                  "write a JSON report: every file with status, sizes, timings, codecs; per-device totals");
+  cmd->add_option("--memory", a->memory,
+                  "cap on decoded and filtered pixels in flight, e.g. 2G (default: from the machine's memory)")
       ->transform(CLI::AsSizeValue(false));
-  cmd->add_option("--host-memory", a->host_memory, "decoded images in pinned or pageable host memory when a GPU filters them")
+  cmd->add_option("--host-memory", a->host_memory,
+                  "decoded images in pinned or pageable host memory when a GPU filters them")
       ->check(CLI::IsMember({"pinned", "pageable"}))
       ->capture_default_str();
-  cmd->add_option("--split-pixels", a->split_pixels,
-                  "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
+  cmd->add_option(
+         "--split-pixels", a->split_pixels,
+         "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_flag("-q,--quiet", a->quiet, "print only errors");
   cmd->callback([a] { run(*a); });

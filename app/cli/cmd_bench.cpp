@@ -62,8 +62,8 @@ std::pair<int, int> parse_size(const std::string& s, const char* flag) {
 
 Format parse_format(const std::string& s) {
   static const std::pair<const char*, Format> kNames[] = {
-      {"gray8", {PixelType::U8, 1}},   {"rgb8", {PixelType::U8, 3}},   {"rgba8", {PixelType::U8, 4}},
-      {"gray16", {PixelType::U16, 1}}, {"rgb16", {PixelType::U16, 3}}, {"rgba16", {PixelType::U16, 4}},
+      {"gray8", {PixelType::U8, 1}},    {"rgb8", {PixelType::U8, 3}},    {"rgba8", {PixelType::U8, 4}},
+      {"gray16", {PixelType::U16, 1}},  {"rgb16", {PixelType::U16, 3}},  {"rgba16", {PixelType::U16, 4}},
       {"grayf32", {PixelType::F32, 1}}, {"rgbf32", {PixelType::F32, 3}}, {"rgbaf32", {PixelType::F32, 4}}};
   for (const auto& [name, f] : kNames)
     if (s == name) return f;
@@ -148,20 +148,24 @@ void run_bench(const BenchArgs& a) {
     if (d->info().kind == DeviceKind::Cuda) ordinals.push_back(d->info().ordinal);
 
   std::string device_list;
-  for (const auto& d : devices) device_list += fmt::format("{}{} ({})", device_list.empty() ? "" : ", ", d->info().id, d->info().name);
-  fmt::print("tilefilter bench, {}: {}x{} {}, border {}, {}\n", today(), w, h, to_string(format), to_string(options.border.mode),
-             cuda::runtime_description());
+  for (const auto& d : devices)
+    device_list += fmt::format("{}{} ({})", device_list.empty() ? "" : ", ", d->info().id, d->info().name);
+  fmt::print("tilefilter bench, {}: {}x{} {}, border {}, {}\n", today(), w, h, to_string(format),
+             to_string(options.border.mode), cuda::runtime_description());
   fmt::print("devices: {}\n", device_list);
   const bool resident = a.mode != "host" && !ordinals.empty();
   const bool host = a.mode != "resident";
   const int resident_repeats = a.repeats > 0 ? a.repeats : 20;
   const int host_repeats = a.repeats > 0 ? a.repeats : 5;
   if (resident)
-    fmt::print("resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 warm-ups\n",
-               resident_repeats);
+    fmt::print(
+        "resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 warm-ups\n",
+        resident_repeats);
   if (host)
-    fmt::print("host     = pinned host image -> upload -> kernels -> download -> pinned host image, all tiles, wall clock,\n"
-               "           median of {} after 1 warm-up\n", host_repeats);
+    fmt::print(
+        "host     = pinned host image -> upload -> kernels -> download -> pinned host image, all tiles, wall clock,\n"
+        "           median of {} after 1 warm-up\n",
+        host_repeats);
 
   // The source: the project's photo-like test image, in pinned memory when there is a GPU.
   const PixelAllocator* pinned = cuda::pinned_allocator();
@@ -178,23 +182,24 @@ void run_bench(const BenchArgs& a) {
     fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
     for (std::size_t n = 1; n <= ordinals.size(); ++n) {
       const auto b = cuda::measure_pcie({ordinals.begin(), ordinals.begin() + n});
-      fmt::print("  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f}\n", n, b.h2d,
-                 b.d2h, b.both);
-      pcie_json.push_back(fmt::format("{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}}}", n,
-                                      b.h2d, b.d2h, b.both));
+      fmt::print("  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f}\n", n,
+                 b.h2d, b.d2h, b.both);
+      pcie_json.push_back(fmt::format(
+          "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}}}", n, b.h2d, b.d2h, b.both));
     }
   }
-  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms", "spread (min-max) ms",
-             "Gpix/s", "vs 1");
+  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms",
+             "spread (min-max) ms", "Gpix/s", "vs 1");
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const Workload& wl = workloads[i];
     const Chain& chain = chains[i];
     if (resident) {
       double base = 0;
       for (std::size_t n = 1; n <= ordinals.size(); ++n) {
-        const auto t = cuda::bench_device_resident(src.view(), chain, options.border, {ordinals.begin(), ordinals.begin() + n},
-                                                   resident_repeats);
-        Row r{wl.label, wl.spec, "resident", static_cast<int>(n), t.devices, t.median_s, t.min_s, t.max_s, t.gigapixels_per_s, 1};
+        const auto t = cuda::bench_device_resident(src.view(), chain, options.border,
+                                                   {ordinals.begin(), ordinals.begin() + n}, resident_repeats);
+        Row r{wl.label,   wl.spec, "resident", static_cast<int>(n), t.devices,
+              t.median_s, t.min_s, t.max_s,    t.gigapixels_per_s,  1};
         if (n == 1) base = t.median_s;
         r.speedup = base / t.median_s;
         print_row(r);
@@ -206,33 +211,40 @@ void run_bench(const BenchArgs& a) {
     if (host) {
       const SpeedupResult sp = measure_speedup(src, chain, devices, options, host_repeats, {}, nullptr, pinned);
       for (const auto& p : sp.points) {
-        Row r{wl.label, wl.spec, "host", p.device_count, p.devices, p.median_s, p.min_s, p.max_s,
-              static_cast<double>(w) * h / p.median_s / 1e9, p.speedup};
+        Row r{wl.label,       wl.spec,   "host",
+              p.device_count, p.devices, p.median_s,
+              p.min_s,        p.max_s,   static_cast<double>(w) * h / p.median_s / 1e9,
+              p.speedup};
         print_row(r);
         rows.push_back(r);
       }
       if (a.speedup) {
         std::string points;
-        fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n", wl.label);
+        fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n",
+                   wl.label);
         for (const auto& p : sp.points) {
           fmt::print("    {} device(s): {:.2f}x of {:.0f}x ({:.0f}%)\n", p.device_count, p.speedup, p.ideal,
                      100 * p.speedup / p.ideal);
           std::string split;
           for (const auto& d : p.split) {
-            fmt::print("      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms)\n",
-                       d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3,
-                       d.busy_s * 1e3, (d.busy_s + d.idle_s) * 1e3);
-            split += fmt::format("{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
-                                 "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}}}",
-                                 split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s,
-                                 d.download_s, d.compute_s, d.idle_s, d.busy_s);
+            fmt::print(
+                "      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms)\n",
+                d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3, d.busy_s * 1e3,
+                (d.busy_s + d.idle_s) * 1e3);
+            split += fmt::format(
+                "{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
+                "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}}}",
+                split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s, d.download_s,
+                d.compute_s, d.idle_s, d.busy_s);
           }
-          points += fmt::format("{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",
-                                points.empty() ? "" : ", ", p.device_count, p.median_s, p.speedup, p.ideal, split);
+          points += fmt::format(
+              "{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",
+              points.empty() ? "" : ", ", p.device_count, p.median_s, p.speedup, p.ideal, split);
         }
         fmt::print("    bound: {} - {}\n", sp.bound, sp.explanation);
         speedup_json.push_back(fmt::format("{{\"workload\": {}, \"bound\": {}, \"explanation\": {}, \"points\": [{}]}}",
-                                           json_string(wl.label), json_string(sp.bound), json_string(sp.explanation), points));
+                                           json_string(wl.label), json_string(sp.bound), json_string(sp.explanation),
+                                           points));
       }
     }
   }
@@ -242,7 +254,8 @@ void run_bench(const BenchArgs& a) {
     const auto [cw, ch] = parse_size(a.cpu_size, "--cpu-size");
     const Image csrc = make_test_image(cw, ch, format, 7, Pattern::Photo);
     const auto cpu1 = select_devices("cpu:1").devices;
-    fmt::print("\nCPU reference backend, one worker thread, {}x{} (--cpu-size), median of 3 after 1 warm-up:\n", cw, ch);
+    fmt::print("\nCPU reference backend, one worker thread, {}x{} (--cpu-size), median of 3 after 1 warm-up:\n", cw,
+               ch);
     for (std::size_t i = 0; i < workloads.size(); ++i) {
       std::vector<double> t;
       for (int r = 0; r < 4; ++r) {
@@ -253,8 +266,9 @@ void run_bench(const BenchArgs& a) {
       std::sort(t.begin(), t.end());
       const double mpix = static_cast<double>(cw) * ch / t[1] / 1e6;
       fmt::print("  {:<22} {:>10.1f} Mpix/s  ({:.1f} ms)\n", workloads[i].label, mpix, t[1] * 1e3);
-      cpu_json.push_back(fmt::format("{{\"workload\": {}, \"width\": {}, \"height\": {}, \"median_s\": {:.6g}, \"megapixels_per_s\": {:.6g}}}",
-                                     json_string(workloads[i].label), cw, ch, t[1], mpix));
+      cpu_json.push_back(fmt::format(
+          "{{\"workload\": {}, \"width\": {}, \"height\": {}, \"median_s\": {:.6g}, \"megapixels_per_s\": {:.6g}}}",
+          json_string(workloads[i].label), cw, ch, t[1], mpix));
     }
   }
 
@@ -284,9 +298,11 @@ void run_bench(const BenchArgs& a) {
 
 void add_bench(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "measure throughput: device-resident kernels and host-resident jobs on 1..N devices");
-  cmd->add_option("-f,--filter", a->filters,
-                  "workload SPEC (repeat for several; chain filters with '+'); default: separable 9 and 31 taps, 2-D 9x9 and 31x31");
+  auto* cmd =
+      app.add_subcommand("bench", "measure throughput: device-resident kernels and host-resident jobs on 1..N devices");
+  cmd->add_option(
+      "-f,--filter", a->filters,
+      "workload SPEC (repeat for several; chain filters with '+'); default: separable 9 and 31 taps, 2-D 9x9 and 31x31");
   cmd->add_option("--size", a->size, "image size WxH")->capture_default_str();
   cmd->add_option("--format", a->format, "pixel format: gray8|rgb8|rgba8|gray16|rgb16|rgba16|grayf32|rgbf32|rgbaf32")
       ->capture_default_str();
@@ -296,12 +312,15 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--json", a->json, "also write the results to this JSON file");
   cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
   cmd->add_flag("--pcie", a->pcie, "also measure pinned host<->GPU copy bandwidth on 1..N GPUs");
-  cmd->add_flag("-v,--verbose", a->verbose,
-                "print the launch shape of every kernel of the resident runs (grid, block, shared memory, work per block)");
+  cmd->add_flag(
+      "-v,--verbose", a->verbose,
+      "print the launch shape of every kernel of the resident runs (grid, block, shared memory, work per block)");
   cmd->add_flag("--cpu-reference", a->cpu_reference, "also time the CPU reference backend on one thread");
   cmd->add_option("--cpu-size", a->cpu_size, "image size for --cpu-reference")->capture_default_str();
-  cmd->add_option("--border", a->job.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();
-  cmd->add_option("--devices", a->job.devices, "all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes")->capture_default_str();
+  cmd->add_option("--border", a->job.border, fmt::format("border mode: {}", border_mode_names()))
+      ->capture_default_str();
+  cmd->add_option("--devices", a->job.devices, "all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes")
+      ->capture_default_str();
   cmd->add_option("--tile", a->job.tile, "tile size N or WxH for host-resident runs (default: automatic)");
   cmd->add_option("--streams", a->job.streams, "CUDA streams per GPU (default: the backend's)");
   cmd->add_option("--device-memory", a->job.device_memory, "cap on memory used per GPU, e.g. 512M")

@@ -47,9 +47,13 @@ void add_generate(CLI::App& app) {
   auto* cmd = app.add_subcommand("generate", "write a generated test image (photo-like content, chart or noise)");
   cmd->add_option("output", a->output, "output image")->required();
   cmd->add_option("--size", a->size, "WxH")->capture_default_str();
-  cmd->add_option("--type", a->type, "u8, u16 or f32")->check(CLI::IsMember({"u8", "u16", "f32"}))->capture_default_str();
+  cmd->add_option("--type", a->type, "u8, u16 or f32")
+      ->check(CLI::IsMember({"u8", "u16", "f32"}))
+      ->capture_default_str();
   cmd->add_option("--channels", a->channels, "1, 3 or 4")->check(CLI::IsMember({1, 3, 4}))->capture_default_str();
-  cmd->add_option("--pattern", a->pattern, "photo, chart or noise")->check(CLI::IsMember({"photo", "chart", "noise"}))->capture_default_str();
+  cmd->add_option("--pattern", a->pattern, "photo, chart or noise")
+      ->check(CLI::IsMember({"photo", "chart", "noise"}))
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "random seed")->capture_default_str();
   add_write_flags(*cmd, a->write);
   cmd->callback([a] {

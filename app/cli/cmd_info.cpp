@@ -58,8 +58,7 @@ void add_devices(CLI::App& app) {
     fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
     const auto sel = select_devices(*spec);
     fmt::print("--devices {} uses: ", *spec);
-    for (std::size_t d = 0; d < sel.devices.size(); ++d)
-      fmt::print("{}{}", d ? ", " : "", sel.devices[d]->info().id);
+    for (std::size_t d = 0; d < sel.devices.size(); ++d) fmt::print("{}{}", d ? ", " : "", sel.devices[d]->info().id);
     fmt::print("\n");
   });
 }

@@ -1,11 +1,11 @@
 #include "options.hpp"
 
+#include <unistd.h>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -14,19 +14,23 @@
 namespace tf::cli {
 
 void add_job_flags(CLI::App& cmd, JobFlags& f) {
-  cmd.add_option("-f,--filter", f.filters, "filter SPEC: name or name:key=value,... (repeat to chain; see `tilefilter filters`)")
+  cmd.add_option("-f,--filter", f.filters,
+                 "filter SPEC: name or name:key=value,... (repeat to chain; see `tilefilter filters`)")
       ->required();
   cmd.add_option("--border", f.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();
-  cmd.add_option("--border-value", f.border_value, "value outside the image for --border constant")->capture_default_str();
+  cmd.add_option("--border-value", f.border_value, "value outside the image for --border constant")
+      ->capture_default_str();
   cmd.add_option("--devices", f.devices, "all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes like 0,cpu:2")
       ->capture_default_str();
   cmd.add_option("--tile", f.tile, "tile size N or WxH in pixels (default: chosen from device memory)");
   cmd.add_option("--streams", f.streams, "CUDA streams per GPU (default: chosen by the backend)");
   cmd.add_option("--device-memory", f.device_memory, "cap on memory used per GPU, e.g. 512M (default: free memory)")
       ->transform(CLI::AsSizeValue(false));
-  cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images decoded whole with more pixels than this")->capture_default_str();
+  cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images decoded whole with more pixels than this")
+      ->capture_default_str();
   cmd.add_option("--stream-pixel-limit", f.stream_pixel_limit,
-                 "refuse TIFF/PNG/JPEG images read band by band with more pixels than this")->capture_default_str();
+                 "refuse TIFF/PNG/JPEG images read band by band with more pixels than this")
+      ->capture_default_str();
   cmd.add_option("--inject-faults", f.fault_rate, "testing: probability that a GPU tile attempt fails")->group("");
 }
 
@@ -65,7 +69,8 @@ WriteOptions write_options(const WriteFlags& f) {
       char* end = nullptr;
       const long v = std::strtol(text.c_str(), &end, 10);
       if (text.empty() || *end || v < 0 || v > 22)
-        throw Error(ErrorKind::InvalidArgument, fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22)", f.compression));
+        throw Error(ErrorKind::InvalidArgument,
+                    fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22)", f.compression));
       return static_cast<int>(v);
     };
     if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {
@@ -81,7 +86,8 @@ WriteOptions write_options(const WriteFlags& f) {
 JobOptions job_options(const JobFlags& f) {
   JobOptions o;
   auto mode = parse_border_mode(f.border);
-  if (!mode) throw Error(ErrorKind::InvalidArgument, fmt::format("--border '{}': use one of {}", f.border, border_mode_names()));
+  if (!mode)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("--border '{}': use one of {}", f.border, border_mode_names()));
   o.border = {*mode, static_cast<float>(f.border_value)};
   if (!f.tile.empty()) {
     const TileSize t = parse_size(f.tile, "--tile");
@@ -104,7 +110,8 @@ void Progress::update(double fraction, const std::string& detail) {
   std::string text = detail;
   if (eta_ && fraction > 0.01 && fraction < 1) {
     const double left = (now - start_s_) * (1 - fraction) / fraction;
-    text += fmt::format("{}{:.0f}:{:02.0f} left", text.empty() ? "" : ", ", std::floor(left / 60), std::fmod(left, 60.0));
+    text +=
+        fmt::format("{}{:.0f}:{:02.0f} left", text.empty() ? "" : ", ", std::floor(left / 60), std::fmod(left, 60.0));
   }
   const int width = 30, filled = static_cast<int>(fraction * width + 0.5);
   std::fprintf(stderr, "\r%s [%s%s] %3d%% %s\033[K", label_.c_str(), std::string(filled, '#').c_str(),

@@ -30,7 +30,7 @@ struct WriteFlags {
   int quality = 95;
   std::string compression;  // TIFF method[:level] or a PNG/deflate level 0-9
   bool bigtiff = false;
-  std::string tiff_tile;    // WxH; empty = strips
+  std::string tiff_tile;  // WxH; empty = strips
   bool strip = false;
 };
 void add_write_flags(CLI::App& cmd, WriteFlags& flags);

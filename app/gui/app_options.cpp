@@ -47,26 +47,32 @@ bool choose_platform(int argc, char** argv) {
 
 std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& exit_code) {
   QCommandLineParser p;
-  p.setApplicationDescription(QStringLiteral(
-      "TileFilter: filter images with convolution kernels on every GPU of the machine (or the CPU),\n"
-      "with a live preview, a panel of what every device did, batch and a multi-GPU speedup demo.\n\n"
-      "Examples:\n"
-      "  tilefilter-gui photo.jpg --filter gaussian:sigma=3\n"
-      "  tilefilter-gui --generate 8192x8192 --filter unsharp:sigma=2,amount=1.5 --devices gpu \\\n"
-      "      --screenshot gui-gpu.png          (render the window after the job, then quit)"));
+  p.setApplicationDescription(
+      QStringLiteral("TileFilter: filter images with convolution kernels on every GPU of the machine (or the CPU),\n"
+                     "with a live preview, a panel of what every device did, batch and a multi-GPU speedup demo.\n\n"
+                     "Examples:\n"
+                     "  tilefilter-gui photo.jpg --filter gaussian:sigma=3\n"
+                     "  tilefilter-gui --generate 8192x8192 --filter unsharp:sigma=2,amount=1.5 --devices gpu \\\n"
+                     "      --screenshot gui-gpu.png          (render the window after the job, then quit)"));
   p.addHelpOption();
   p.addVersionOption();
-  p.addPositionalArgument(QStringLiteral("image"), QStringLiteral("image file to open (PNG, JPEG, BMP, TIFF, ...)"), QStringLiteral("[image]"));
-  const QCommandLineOption filter({"f", "filter"},
-                                  "filter SPEC: name or name:key=value,... (repeat to chain; see `tilefilter filters`), "
-                                  "e.g. gaussian:sigma=2, sobel:dir=magnitude, custom:file=k.txt,normalize=true",
-                                  "SPEC");
-  const QCommandLineOption border("border", QStringLiteral("border mode: %1 (default reflect101)").arg(QLatin1String(border_mode_names())), "MODE");
-  const QCommandLineOption devices("devices", "devices: all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes like 0,cpu:2", "SPEC");
-  const QCommandLineOption generate("generate", "open a generated photo-like RGB image of this size instead of a file", "WxH");
+  p.addPositionalArgument(QStringLiteral("image"), QStringLiteral("image file to open (PNG, JPEG, BMP, TIFF, ...)"),
+                          QStringLiteral("[image]"));
+  const QCommandLineOption filter(
+      {"f", "filter"},
+      "filter SPEC: name or name:key=value,... (repeat to chain; see `tilefilter filters`), "
+      "e.g. gaussian:sigma=2, sobel:dir=magnitude, custom:file=k.txt,normalize=true",
+      "SPEC");
+  const QCommandLineOption border(
+      "border", QStringLiteral("border mode: %1 (default reflect101)").arg(QLatin1String(border_mode_names())), "MODE");
+  const QCommandLineOption devices(
+      "devices", "devices: all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes like 0,cpu:2", "SPEC");
+  const QCommandLineOption generate("generate", "open a generated photo-like RGB image of this size instead of a file",
+                                    "WxH");
   const QCommandLineOption preset("preset", "load a filter-chain preset (JSON)", "FILE");
   const QCommandLineOption apply("apply", "apply the chain to the image (as the Apply button) before --screenshot");
-  const QCommandLineOption screenshot("screenshot", "when the job has finished, save a PNG of the main window to FILE and quit", "FILE");
+  const QCommandLineOption screenshot(
+      "screenshot", "when the job has finished, save a PNG of the main window to FILE and quit", "FILE");
   const QCommandLineOption speedup("speedup-screenshot",
                                    "run the speedup demo (GPUs when there are any, else CPU workers) with the first "
                                    "--filter, save a PNG of its window to FILE and quit",
@@ -75,12 +81,15 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
   const QCommandLineOption split("split", "position of the before/after split, 0..1 (default 0.5)", "F");
   const QCommandLineOption window("window", "window size (default 1600x1000)", "WxH");
   const QCommandLineOption light("light", "light theme instead of the dark one");
-  const QCommandLineOption bench_plot("bench-plot", "draw the results of `tilefilter bench --json FILE` as charts into --plot-out, then quit", "FILE");
+  const QCommandLineOption bench_plot(
+      "bench-plot", "draw the results of `tilefilter bench --json FILE` as charts into --plot-out, then quit", "FILE");
   const QCommandLineOption plot_out("plot-out", "the PNG that --bench-plot writes", "PNG");
-  const QCommandLineOption no_settings("no-settings", "neither read nor write saved settings (implied by --screenshot)");
-  const QCommandLineOption timeout("timeout", "seconds to wait for the job before a screenshot gives up (default 300)", "S");
-  p.addOptions({filter, border, devices, generate, preset, apply, screenshot, speedup, bench_plot, plot_out, zoom, split, window, light,
-                no_settings, timeout});
+  const QCommandLineOption no_settings("no-settings",
+                                       "neither read nor write saved settings (implied by --screenshot)");
+  const QCommandLineOption timeout("timeout", "seconds to wait for the job before a screenshot gives up (default 300)",
+                                   "S");
+  p.addOptions({filter, border, devices, generate, preset, apply, screenshot, speedup, bench_plot, plot_out, zoom,
+                split, window, light, no_settings, timeout});
 
   if (!p.parse(app.arguments())) {
     std::fprintf(stderr, "tilefilter-gui: %s\n(see tilefilter-gui --help)\n", qPrintable(p.errorText()));
@@ -123,7 +132,8 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
   o.speedup_screenshot = p.value(speedup);
   o.bench_plot = p.value(bench_plot);
   o.plot_out = p.value(plot_out);
-  if (o.bench_plot.isEmpty() != o.plot_out.isEmpty()) return usage(QStringLiteral("--bench-plot and --plot-out go together"));
+  if (o.bench_plot.isEmpty() != o.plot_out.isEmpty())
+    return usage(QStringLiteral("--bench-plot and --plot-out go together"));
   o.zoom = p.value(zoom);
   if (p.isSet(split)) {
     bool ok = false;
@@ -142,7 +152,8 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
     o.timeout_s = p.value(timeout).toInt(&ok);
     if (!ok || o.timeout_s < 1) return usage(QStringLiteral("--timeout: expected seconds"));
   }
-  if (o.apply && o.filters.isEmpty() && o.preset.isEmpty()) return usage(QStringLiteral("--apply needs --filter or --preset"));
+  if (o.apply && o.filters.isEmpty() && o.preset.isEmpty())
+    return usage(QStringLiteral("--apply needs --filter or --preset"));
   if (!o.screenshot.isEmpty() && o.file.isEmpty() && o.generate.isEmpty())
     return usage(QStringLiteral("--screenshot needs an image (a file or --generate WxH)"));
   return o;

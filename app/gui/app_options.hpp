@@ -12,22 +12,22 @@ class QCoreApplication;
 namespace tf::gui {
 
 struct AppOptions {
-  QString file;                 // image to open
-  QSize generate;               // or a generated photo-like image of this size
-  QStringList filters;          // --filter SPEC, in order
-  QString border;               // --border MODE
-  QString devices;              // --devices SPEC
-  QString preset;               // --preset FILE
-  bool apply = false;           // --apply: apply the chain before the screenshot
-  QString screenshot;           // --screenshot FILE
-  QString speedup_screenshot;   // --speedup-screenshot FILE
+  QString file;                  // image to open
+  QSize generate;                // or a generated photo-like image of this size
+  QStringList filters;           // --filter SPEC, in order
+  QString border;                // --border MODE
+  QString devices;               // --devices SPEC
+  QString preset;                // --preset FILE
+  bool apply = false;            // --apply: apply the chain before the screenshot
+  QString screenshot;            // --screenshot FILE
+  QString speedup_screenshot;    // --speedup-screenshot FILE
   QString bench_plot, plot_out;  // --bench-plot BENCH.json --plot-out PNG (no window)
-  QString zoom;                 // fit | 100 | percent
-  double split = 0.5;           // before/after split position
-  QSize window{1600, 1000};     // --window WxH
+  QString zoom;                  // fit | 100 | percent
+  double split = 0.5;            // before/after split position
+  QSize window{1600, 1000};      // --window WxH
   bool light = false;
   bool no_settings = false;
-  int timeout_s = 300;          // give up waiting for the job (screenshots)
+  int timeout_s = 300;  // give up waiting for the job (screenshots)
 };
 
 // Parses the application's arguments. On --help or --version it prints and returns nullopt with

@@ -101,10 +101,10 @@ int run_app(QApplication& app, const AppOptions& o) {
   if (!o.speedup_screenshot.isEmpty()) return run_speedup_screenshot(app, window, o, chain);
 
   if (o.generate.isValid())
-    window.open_image(make_test_image(o.generate.width(), o.generate.height(), Format{PixelType::U8, 3}, 1, Pattern::Photo),
-                      QStringLiteral("generated-%1x%2.png").arg(o.generate.width()).arg(o.generate.height()));
-  else if (!o.file.isEmpty())
-    window.open_file(o.file);
+    window.open_image(
+        make_test_image(o.generate.width(), o.generate.height(), Format{PixelType::U8, 3}, 1, Pattern::Photo),
+        QStringLiteral("generated-%1x%2.png").arg(o.generate.width()).arg(o.generate.height()));
+  else if (!o.file.isEmpty()) window.open_file(o.file);
 
   int code = 0;
   if (!o.screenshot.isEmpty()) {

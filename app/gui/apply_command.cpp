@@ -4,7 +4,10 @@ namespace tf::gui {
 
 ApplyCommand::ApplyCommand(ImageDocument* document, DocumentState before, DocumentState after, ChainSettings chain,
                            SetChain set_chain, const QString& text)
-    : document_(document), before_(std::move(before)), after_(std::move(after)), chain_(std::move(chain)),
+    : document_(document),
+      before_(std::move(before)),
+      after_(std::move(after)),
+      chain_(std::move(chain)),
       set_chain_(std::move(set_chain)) {
   setText(text);
 }

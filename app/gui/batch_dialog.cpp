@@ -78,7 +78,8 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
   chain_->setToolTip(tr("Taken from the filter panel; edit freely (same syntax as tilefilter --filter)"));
   form->addRow(tr("Filters"), chain_);
   border_ = new QComboBox(job);
-  for (auto m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
+  for (auto m :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
     border_->addItem(QString::fromStdString(to_string(m)), static_cast<int>(m));
   form->addRow(tr("Border"), border_);
   auto* format_row = new QHBoxLayout;
@@ -268,8 +269,10 @@ void BatchDialog::show_progress() {
   QStringList names;
   for (const auto& f : p.current) names << QFileInfo(QString::fromStdString(f)).fileName();
   current_->setText(tr("%1 done, %2 failed · %3 Mpix in %4 s%5")
-                        .arg(p.files_done).arg(p.files_failed)
-                        .arg(p.megapixels_done, 0, 'f', 1).arg(p.elapsed_s, 0, 'f', 1)
+                        .arg(p.files_done)
+                        .arg(p.files_failed)
+                        .arg(p.megapixels_done, 0, 'f', 1)
+                        .arg(p.elapsed_s, 0, 'f', 1)
                         .arg(names.isEmpty() ? QString() : tr(" · now: %1").arg(names.join(QStringLiteral(", ")))));
 }
 
@@ -295,27 +298,34 @@ void BatchDialog::finished() {
     }
     if (f.status == FileResult::Status::Failed) {
       const QString input = QString::fromStdString(f.input);
-      auto* item = new QTreeWidgetItem({QDir(input_->text()).relativeFilePath(input), QString::fromStdString(f.reason)});
+      auto* item =
+          new QTreeWidgetItem({QDir(input_->text()).relativeFilePath(input), QString::fromStdString(f.reason)});
       item->setToolTip(0, input);
       item->setToolTip(1, QString::fromStdString(f.reason));
       failed_->addTopLevelItem(item);
     }
   }
-  for (const auto& s : r.skipped) failed_->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(s), tr("skipped")}));
+  for (const auto& s : r.skipped)
+    failed_->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(s), tr("skipped")}));
   const int total = static_cast<int>(r.files.size());
   progress_->setRange(0, std::max(1, total));
   progress_->setValue(total - cancelled);
   current_->setText(r.cancelled ? tr("Cancelled") : tr("Finished"));
-  summary_->setText(tr("%1 files: %2 written, %3 failed%4%5 · %6 Mpix in %7 s (decode %8 s, encode %9 s of thread time)")
-                        .arg(total).arg(ok).arg(failed)
-                        .arg(resumed ? tr(", %1 already done").arg(resumed) : QString())
-                        .arg(cancelled ? tr(", %1 cancelled").arg(cancelled) : QString())
-                        .arg(r.megapixels, 0, 'f', 1).arg(r.wall_s, 0, 'f', 2)
-                        .arg(r.decode_s, 0, 'f', 2).arg(r.encode_s, 0, 'f', 2));
+  summary_->setText(
+      tr("%1 files: %2 written, %3 failed%4%5 · %6 Mpix in %7 s (decode %8 s, encode %9 s of thread time)")
+          .arg(total)
+          .arg(ok)
+          .arg(failed)
+          .arg(resumed ? tr(", %1 already done").arg(resumed) : QString())
+          .arg(cancelled ? tr(", %1 cancelled").arg(cancelled) : QString())
+          .arg(r.megapixels, 0, 'f', 1)
+          .arg(r.wall_s, 0, 'f', 2)
+          .arg(r.decode_s, 0, 'f', 2)
+          .arg(r.encode_s, 0, 'f', 2));
   if (failed)
-    messages_->show_message(MessageBar::Level::Warning, tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total));
-  emit job_finished(job_view(r, tr("Batch %1 → %2 · %3 files")
-                                    .arg(input_->text(), output_->text()).arg(total)));
+    messages_->show_message(MessageBar::Level::Warning,
+                            tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total));
+  emit job_finished(job_view(r, tr("Batch %1 → %2 · %3 files").arg(input_->text(), output_->text()).arg(total)));
   emit batch_finished(true);
 }
 
@@ -344,7 +354,8 @@ int BatchDialog::progress_maximum() const { return progress_->maximum(); }
 void BatchDialog::closeEvent(QCloseEvent* e) {
   if (running()) {
     cancel();
-    messages_->show_message(MessageBar::Level::Info, tr("Cancelling the running batch; close again when it has stopped."));
+    messages_->show_message(MessageBar::Level::Info,
+                            tr("Cancelling the running batch; close again when it has stopped."));
     e->ignore();
     return;
   }

@@ -127,7 +127,8 @@ int write_bench_plot(const QString& json_path, const QString& png_path, QSize si
   const QPixmap shot = plot->grab();
   // Written beside the target and renamed into place: a failed write leaves no partial PNG.
   const QString tmp = png_path + QStringLiteral(".tmp.png");
-  if (!shot.save(tmp, "PNG") || (QFile::exists(png_path) && !QFile::remove(png_path)) || !QFile::rename(tmp, png_path)) {
+  if (!shot.save(tmp, "PNG") || (QFile::exists(png_path) && !QFile::remove(png_path)) ||
+      !QFile::rename(tmp, png_path)) {
     QFile::remove(tmp);
     std::fprintf(stderr, "tilefilter-gui: cannot write %s\n", qPrintable(png_path));
     return 1;

@@ -76,8 +76,9 @@ void DeviceCard::add_sample(const UtilizationSample& s) {
   graph_->add(s.utilization);
   if (s.memory_total > 0) {
     memory_bar_->setValue(static_cast<int>(1000.0 * s.memory_used / s.memory_total));
-    memory_text_->setText(cpu_ ? tr("host %1 / %2 · process %3").arg(gib(s.memory_used), gib(s.memory_total), mib(s.process_memory))
-                               : tr("memory %1 / %2").arg(gib(s.memory_used), gib(s.memory_total)));
+    memory_text_->setText(
+        cpu_ ? tr("host %1 / %2 · process %3").arg(gib(s.memory_used), gib(s.memory_total), mib(s.process_memory))
+             : tr("memory %1 / %2").arg(gib(s.memory_used), gib(s.memory_total)));
   }
 }
 
@@ -89,8 +90,10 @@ void DeviceCard::show_job(const JobView& job) {
   QStringList per_worker;
   std::set<std::pair<int, int>> lanes;  // (device, lane) pairs that did work
   for (const auto& s : job.summaries) {
-    if (s.device < 0 || s.device >= static_cast<int>(job.device_names.size()) || !covers(job.device_names[s.device])) continue;
-    const int device_tiles = s.device < static_cast<int>(job.tiles_per_device.size()) ? job.tiles_per_device[s.device] : s.tiles;
+    if (s.device < 0 || s.device >= static_cast<int>(job.device_names.size()) || !covers(job.device_names[s.device]))
+      continue;
+    const int device_tiles =
+        s.device < static_cast<int>(job.tiles_per_device.size()) ? job.tiles_per_device[s.device] : s.tiles;
     if (job.device_names[s.device] == "cpu-fallback" && device_tiles == 0) continue;
     ++devices;
     upload += s.upload_s;
@@ -115,14 +118,19 @@ void DeviceCard::show_job(const JobView& job) {
   const double idle = std::max(0.0, capacity - work);
   if (cpu_) {
     job_->setText(tr("Last job: %1 tiles on %2 worker(s) (%3) · %4 ms wall · busy %5%")
-                      .arg(tiles).arg(devices).arg(per_worker.join(QStringLiteral(" · ")))
-                      .arg(job.wall_s * 1e3, 0, 'f', 1).arg(capacity > 0 ? 100 * work / capacity : 0, 0, 'f', 0));
-    bars_->set_bars({{stage_label(StageKind::Compute), stage_color(StageKind::Compute), compute},
-                     {tr("Idle"), idle_color(), idle}},
-                    capacity);
+                      .arg(tiles)
+                      .arg(devices)
+                      .arg(per_worker.join(QStringLiteral(" · ")))
+                      .arg(job.wall_s * 1e3, 0, 'f', 1)
+                      .arg(capacity > 0 ? 100 * work / capacity : 0, 0, 'f', 0));
+    bars_->set_bars(
+        {{stage_label(StageKind::Compute), stage_color(StageKind::Compute), compute}, {tr("Idle"), idle_color(), idle}},
+        capacity);
   } else {
     job_->setText(tr("Last job: %1 tiles · %2 stream(s) · %3 ms wall · busy %4%")
-                      .arg(tiles).arg(lane_count).arg(job.wall_s * 1e3, 0, 'f', 1)
+                      .arg(tiles)
+                      .arg(lane_count)
+                      .arg(job.wall_s * 1e3, 0, 'f', 1)
                       .arg(job.wall_s > 0 ? 100 * busy / job.wall_s : 0, 0, 'f', 0));
     bars_->set_bars({{stage_label(StageKind::Upload), stage_color(StageKind::Upload), upload},
                      {stage_label(StageKind::Kernel), stage_color(StageKind::Kernel), kernel},

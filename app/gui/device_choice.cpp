@@ -32,7 +32,8 @@ DeviceChoice::DeviceChoice(QWidget* parent) : QComboBox(parent) {
     if (itemData(index).toString() == kCustom) {
       bool ok = false;
       const QString spec = QInputDialog::getText(this, tr("Devices"), tr("Device selection (as tilefilter --devices):"),
-                                                 QLineEdit::Normal, itemData(last_index_).toString(), &ok).trimmed();
+                                                 QLineEdit::Normal, itemData(last_index_).toString(), &ok)
+                               .trimmed();
       if (!ok || spec.isEmpty()) {
         setCurrentIndex(last_index_);
         return;

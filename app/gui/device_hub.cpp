@@ -45,7 +45,8 @@ const PixelAllocator& DeviceHub::host_allocator() {
   // Up to 512 MiB of freed buffers wait for the next image of their size (the next preview).
   static RecyclingAllocator* recycling = [] {
     const PixelAllocator* pinned = instance().gpus().empty() ? nullptr : cuda::pinned_allocator();
-    return new RecyclingAllocator(pinned ? *pinned : default_allocator(), std::size_t{512} << 20);  // lives as long as images may
+    return new RecyclingAllocator(pinned ? *pinned : default_allocator(),
+                                  std::size_t{512} << 20);  // lives as long as images may
   }();
   return recycling->allocator();
 }
@@ -54,7 +55,8 @@ Image DeviceHub::in_host_memory(Image image) {
   if (image.empty() || instance().gpus().empty()) return image;  // ordinary memory is what a CPU job wants
   const PixelAllocator& alloc = host_allocator();
   Image out(image.width(), image.height(), image.format(), alloc);
-  for (int y = 0; y < image.height(); ++y) std::memcpy(out.view().row(y), image.view().row(y), image.view().row_bytes());
+  for (int y = 0; y < image.height(); ++y)
+    std::memcpy(out.view().row(y), image.view().row(y), image.view().row_bytes());
   return out;
 }
 

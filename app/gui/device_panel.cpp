@@ -39,12 +39,14 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   auto& hub = DeviceHub::instance();
   for (const auto& g : hub.gpus()) {
     const DeviceInfo& i = g->info();
-    auto* card = new DeviceCard(QString::fromStdString(i.id), QString::fromStdString(i.name), gpu_details(i), false, content);
+    auto* card =
+        new DeviceCard(QString::fromStdString(i.id), QString::fromStdString(i.name), gpu_details(i), false, content);
     cards_.push_back(card);
     layout->addWidget(card);
   }
-  const QString cpu_details = hub.gpus().empty() ? tr("%1 hardware threads · no GPU").arg(hub.cpu_cores())
-                                                 : tr("%1 hardware threads · decode, encode, fallback tiles").arg(hub.cpu_cores());
+  const QString cpu_details = hub.gpus().empty()
+                                  ? tr("%1 hardware threads · no GPU").arg(hub.cpu_cores())
+                                  : tr("%1 hardware threads · decode, encode, fallback tiles").arg(hub.cpu_cores());
   auto* cpu = new DeviceCard(QStringLiteral("cpu"), tr("CPU workers"), cpu_details, true, content);
   if (hub.gpus().empty()) cpu->setToolTip(tr("No GPU: %1").arg(hub.gpu_message()));
   cards_.push_back(cpu);

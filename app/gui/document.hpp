@@ -39,7 +39,7 @@ class ImageDocument : public QObject {
   // written back as such.
   const Metadata& metadata() const { return file_.metadata; }
   WriteOptions write_options(int quality) const;
-  QString path() const { return path_; }        // empty for generated images
+  QString path() const { return path_; }  // empty for generated images
   QString display_name() const { return name_; }
   bool modified() const { return !undo_.isClean(); }
   QUndoStack* undo_stack() { return &undo_; }

@@ -89,7 +89,8 @@ FilterEntry entry_from_spec(const std::string& spec) {
     rest = comma == std::string::npos ? std::string{} : rest.substr(comma + 1);
     const auto eq = item.find('=');
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    const auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+    const auto p =
+        std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
     switch (p->kind) {
       case Kind::Path: e.kernel = KernelGrid::from_kernel(load_kernel_file(value)); break;
       case Kind::Choice: e.texts[key] = value; break;
@@ -114,7 +115,8 @@ QString entry_label(const FilterEntry& e) {
       if (it != e.numbers.end() && it->second != 0) parts << QString::fromStdString(p.name);
     } else if (p.kind != Kind::Path) {
       auto it = e.numbers.find(p.name);
-      if (it != e.numbers.end()) parts << QStringLiteral("%1 %2").arg(QString::fromStdString(p.name)).arg(it->second, 0, 'g', 4);
+      if (it != e.numbers.end())
+        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(p.name)).arg(it->second, 0, 'g', 4);
     }
   }
   if (e.is_custom()) parts.prepend(QStringLiteral("%1×%2").arg(e.kernel.width).arg(e.kernel.height));
@@ -157,7 +159,8 @@ FilterEntry entry_from_json(const QJsonObject& o) {
   const QJsonObject params = o.value("params").toObject();
   for (auto it = params.begin(); it != params.end(); ++it) {
     const std::string key = it.key().toStdString();
-    const auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+    const auto p =
+        std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
     if (p == info->params.end()) throw bad(fmt::format("{}: unknown parameter '{}'", name, key));
     if (p->kind == Kind::Choice) {
       const std::string v = it.value().toString().toStdString();
@@ -184,7 +187,8 @@ FilterEntry entry_from_json(const QJsonObject& o) {
       taps.push_back(std::move(r));
     }
     if (taps.empty() || taps[0].empty()) throw bad("custom: the preset holds no kernel");
-    if (taps.size() > kMaxKernelSide || taps[0].size() > kMaxKernelSide) throw bad("custom: kernel larger than 255x255");
+    if (taps.size() > kMaxKernelSide || taps[0].size() > kMaxKernelSide)
+      throw bad("custom: kernel larger than 255x255");
     e.kernel = KernelGrid::from_kernel(Kernel::from_rows(taps));
     for (std::size_t y = 0; y < taps.size(); ++y)  // keep the double taps, not the float copy
       for (std::size_t x = 0; x < taps[y].size(); ++x) e.kernel.taps[y * taps[y].size() + x] = taps[y][x];

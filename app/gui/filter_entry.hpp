@@ -15,10 +15,10 @@
 namespace tf::gui {
 
 struct FilterEntry {
-  std::string filter;                       // catalog name
-  std::map<std::string, double> numbers;    // Number, Integer and Bool parameters
-  std::map<std::string, std::string> texts; // Choice parameters
-  KernelGrid kernel;                        // "custom" only: its taps (replaces the file parameter)
+  std::string filter;                        // catalog name
+  std::map<std::string, double> numbers;     // Number, Integer and Bool parameters
+  std::map<std::string, std::string> texts;  // Choice parameters
+  KernelGrid kernel;                         // "custom" only: its taps (replaces the file parameter)
 
   bool is_custom() const { return filter == "custom"; }
   bool operator==(const FilterEntry&) const = default;

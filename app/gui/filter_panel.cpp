@@ -112,7 +112,8 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   auto* job_form = new QFormLayout(job_box);
   border_ = new QComboBox(job_box);
   border_->setObjectName("borderMode");
-  for (auto m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
+  for (auto m :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
     border_->addItem(qs(to_string(m)), static_cast<int>(m));
   border_->setToolTip(tr("How pixels outside the image are made up (OpenCV's meanings)"));
   border_value_ = new QDoubleSpinBox(job_box);

@@ -32,7 +32,7 @@ class FilterPanel : public QWidget {
   ChainSettings settings() const;
   void set_settings(const ChainSettings& settings);  // emits chain_changed()
   void clear_chain();
-  void add_filter(const std::string& name);          // appends the catalog defaults and selects it
+  void add_filter(const std::string& name);  // appends the catalog defaults and selects it
   int selected() const;
   void select(int row);
 

@@ -49,8 +49,9 @@ QImage to_display_image(const Image& image) {
   if (f.type == PixelType::U8) {
     // The cleanup function owns a copy of the Image handle, so the pixels live as long as the QImage.
     auto* keep = new Image(image);
-    return QImage(reinterpret_cast<const uchar*>(image.data()), image.width(), image.height(),
-                  static_cast<qsizetype>(image.pitch()), qf, [](void* p) { delete static_cast<Image*>(p); }, keep);
+    return QImage(
+        reinterpret_cast<const uchar*>(image.data()), image.width(), image.height(),
+        static_cast<qsizetype>(image.pitch()), qf, [](void* p) { delete static_cast<Image*>(p); }, keep);
   }
   QImage out(image.width(), image.height(), qf);
   const std::size_t step = bytes_per_sample(f.type);

@@ -9,8 +9,7 @@ namespace tf::gui {
 
 namespace {
 
-template <class T>
-void reduce(const ImageView& s, const ImageView& d) {
+template <class T> void reduce(const ImageView& s, const ImageView& d) {
   const int c = s.format.channels;
   for (int y = 0; y < d.height; ++y) {
     const int y0 = 2 * y, y1 = std::min(2 * y + 1, s.height - 1);

@@ -65,7 +65,8 @@ void ImageView::set_split(double fraction) {
 double ImageView::fit_zoom() const {
   if (before_.is_null()) return 1;
   const double margin = 8;
-  return std::max(1e-3, std::min((width() - 2 * margin) / before_.base.width(), (height() - 2 * margin) / before_.base.height()));
+  return std::max(
+      1e-3, std::min((width() - 2 * margin) / before_.base.width(), (height() - 2 * margin) / before_.base.height()));
 }
 
 void ImageView::zoom_fit() {
@@ -167,11 +168,11 @@ void ImageView::paintEvent(QPaintEvent*) {
   const bool split = comparing();
   const double sx = split_x();
   const QRectF before_clip = compare_ == Compare::Before || !has_result() ? QRectF(rect())
-                             : split                                    ? QRectF(0, 0, sx, height())
-                                                                        : QRectF();
+                             : split                                      ? QRectF(0, 0, sx, height())
+                                                                          : QRectF();
   const QRectF after_clip = !has_result() || compare_ == Compare::Before ? QRectF()
-                            : split ? QRectF(sx, 0, width() - sx, height())
-                                    : QRectF(rect());
+                            : split                                      ? QRectF(sx, 0, width() - sx, height())
+                                                                         : QRectF(rect());
   if (!before_clip.isEmpty()) draw_image(p, before_, whole, before_clip.intersected(image_on_screen));
   if (!after_clip.isEmpty()) {
     const QRectF clip = after_clip.intersected(image_on_screen);

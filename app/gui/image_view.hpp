@@ -17,10 +17,10 @@ class ImageView : public QWidget {
 
   explicit ImageView(QWidget* parent = nullptr);
 
-  void set_before(const ShownImage& image);  // a new image: the after side is cleared
-  void set_after(const ShownImage& image);   // full-size result (clears the interim overlay)
+  void set_before(const ShownImage& image);                   // a new image: the after side is cleared
+  void set_after(const ShownImage& image);                    // full-size result (clears the interim overlay)
   void set_overlay(const QImage& image, const QRect& shown);  // interim result for `shown` (image pixels)
-  void clear_after();                    // nothing filtered: the image alone
+  void clear_after();                                         // nothing filtered: the image alone
   const QImage& before_image() const { return before_.base; }
   const QImage& after_image() const { return after_.base; }
   bool has_result() const { return !after_.is_null() || !overlay_.isNull(); }
@@ -37,8 +37,8 @@ class ImageView : public QWidget {
   void zoom_in();
   void zoom_out();
   void set_zoom(double zoom, QPointF anchor_widget);
-  QRect visible_image_rect() const;    // image pixels in view
-  double device_zoom() const;          // zoom times the device pixel ratio
+  QRect visible_image_rect() const;  // image pixels in view
+  double device_zoom() const;        // zoom times the device pixel ratio
 
   QPointF to_image(QPointF widget_point) const;
   QPointF to_widget(QPointF image_point) const;

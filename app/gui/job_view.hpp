@@ -19,7 +19,7 @@ struct JobView {
   std::vector<DeviceSummary> summaries;
   double wall_s = 0;
   TileSize tile;
-  std::size_t pixel_bytes = 0;            // to turn record bytes into tile sizes
+  std::size_t pixel_bytes = 0;  // to turn record bytes into tile sizes
   bool empty() const { return records.empty(); }
 };
 

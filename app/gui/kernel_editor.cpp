@@ -1,7 +1,7 @@
 #include "kernel_editor.hpp"
 
-#include <QFileDialog>
 #include <QFile>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -37,7 +37,8 @@ std::vector<Starter> starters() {
       {"Sharpen", grid_of(3, 3, {0, -1, 0, -1, 5, -1, 0, -1, 0})},
       {"Edges (Laplacian 8)", grid_of(3, 3, {-1, -1, -1, -1, 8, -1, -1, -1, -1})},
       {"Emboss", grid_of(3, 3, {-2, -1, 0, -1, 1, 1, 0, 1, 2})},
-      {"Motion blur 7 (diagonal)", [] {
+      {"Motion blur 7 (diagonal)",
+       [] {
          KernelGrid g = grid_of(7, 7, std::vector<double>(49, 0));
          for (int i = 0; i < 7; ++i) g.taps[static_cast<std::size_t>(i) * 7 + i] = 1;
          return g;
@@ -171,7 +172,8 @@ void KernelEditor::update_sum() {
 }
 
 void KernelEditor::load_file() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Load kernel"), {}, tr("Kernel files (*.txt *.csv);;All files (*)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Load kernel"), {}, tr("Kernel files (*.txt *.csv);;All files (*)"));
   if (path.isEmpty()) return;
   try {
     commit(KernelGrid::from_kernel(load_kernel_file(path.toStdString())));
@@ -181,7 +183,8 @@ void KernelEditor::load_file() {
 }
 
 void KernelEditor::save_file() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save kernel"), QStringLiteral("kernel.txt"), tr("Kernel files (*.txt)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save kernel"), QStringLiteral("kernel.txt"), tr("Kernel files (*.txt)"));
   if (path.isEmpty()) return;
   QFile f(path);
   const QByteArray text = QByteArray::fromStdString(grid_.to_text());

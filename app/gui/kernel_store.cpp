@@ -35,7 +35,8 @@ void KernelGrid::resize(int new_width, int new_height) {
   for (int y = 0; y < new_height; ++y)
     for (int x = 0; x < new_width; ++x) {
       const int ox = x - dx, oy = y - dy;
-      if (ox >= 0 && ox < width && oy >= 0 && oy < height) out[static_cast<std::size_t>(y) * new_width + x] = at(ox, oy);
+      if (ox >= 0 && ox < width && oy >= 0 && oy < height)
+        out[static_cast<std::size_t>(y) * new_width + x] = at(ox, oy);
     }
   width = new_width;
   height = new_height;
@@ -85,7 +86,8 @@ QString kernel_file_for(const KernelGrid& grid) {
     throw Error(ErrorKind::Io, fmt::format("{}: cannot create the folder for kernel files", dir.toStdString()));
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot write kernel file ({})", path.toStdString(), file.errorString().toStdString()));
+    throw Error(ErrorKind::Io,
+                fmt::format("{}: cannot write kernel file ({})", path.toStdString(), file.errorString().toStdString()));
   return path;
 }
 

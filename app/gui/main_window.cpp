@@ -22,14 +22,14 @@
 #include "filter_panel.hpp"
 #include "image_convert.hpp"
 #include "image_view.hpp"
-#include "release_later.hpp"
 #include "job_view.hpp"
 #include "message_bar.hpp"
 #include "recent_files.hpp"
+#include "release_later.hpp"
 #include "speedup_dialog.hpp"
-#include "timeline_view.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
+#include "timeline_view.hpp"
 #include "utilization_sampler.hpp"
 
 namespace tf::gui {
@@ -157,9 +157,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
       if (options_.use_settings) QSettings().setValue("paths/save", QFileInfo(saving_path_).absolutePath());
       if (!panel_->settings().filters.empty())
         show_info(tr("Saved %1. The filter chain was not applied: the file holds the image without it — "
-                     "Apply (Ctrl+Return) first to save the result.").arg(QFileInfo(saving_path_).fileName()));
-      else
-        statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
+                     "Apply (Ctrl+Return) first to save the result.")
+                      .arg(QFileInfo(saving_path_).fileName()));
+      else statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
       emit saved(saving_path_);
     }
     check_idle();
@@ -173,8 +173,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
       return;
     }
     const QString text = tr("Apply %1").arg(apply_text_);
-    document_.undo_stack()->push(new ApplyCommand(&document_, document_.state(), std::move(result.state), apply_chain_,
-                                                  [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
+    document_.undo_stack()->push(new ApplyCommand(
+        &document_, document_.state(), std::move(result.state), apply_chain_,
+        [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
     statusBar()->showMessage(tr("Applied — Ctrl+Z undoes it"), 5000);
     emit applied();
     check_idle();
@@ -371,15 +372,23 @@ void MainWindow::on_result(const PreviewResult& r) {
   progress_->hide();
   const Image& img = document_.image();
   const QString what = tr("%1×%2 in %3 ms (filter %4 ms) on %5")
-                           .arg(img.width()).arg(img.height())
-                           .arg(r.latency_ms, 0, 'f', 0).arg(r.job_ms, 0, 'f', 0)
+                           .arg(img.width())
+                           .arg(img.height())
+                           .arg(r.latency_ms, 0, 'f', 0)
+                           .arg(r.job_ms, 0, 'f', 0)
                            .arg(devices_used(*r.report));
-  timing_label_->setText(first_latency_ms_ >= 0 ? tr("Preview: first view %1 ms · full %2").arg(first_latency_ms_, 0, 'f', 0).arg(what)
-                                                : tr("Preview: %1").arg(what));
-  const JobView job = job_view(*r.report, tr("Preview of %1 · %2 · %3×%4 %5 · %6 tiles of %7×%8")
-                                              .arg(document_.display_name(), r.chain_text)
-                                              .arg(img.width()).arg(img.height()).arg(describe_format(img.format()))
-                                              .arg(r.report->tiles).arg(r.report->tile.width).arg(r.report->tile.height),
+  timing_label_->setText(first_latency_ms_ >= 0
+                             ? tr("Preview: first view %1 ms · full %2").arg(first_latency_ms_, 0, 'f', 0).arg(what)
+                             : tr("Preview: %1").arg(what));
+  const JobView job = job_view(*r.report,
+                               tr("Preview of %1 · %2 · %3×%4 %5 · %6 tiles of %7×%8")
+                                   .arg(document_.display_name(), r.chain_text)
+                                   .arg(img.width())
+                                   .arg(img.height())
+                                   .arg(describe_format(img.format()))
+                                   .arg(r.report->tiles)
+                                   .arg(r.report->tile.width)
+                                   .arg(r.report->tile.height),
                                img.format().pixel_bytes());
   devices_->show_job(job);
   timeline_->set_job(job);
@@ -487,7 +496,8 @@ void MainWindow::show_pixel(QPoint pos, bool inside) {
     }
     values << (f.channels == 1 ? QStringLiteral("value %1").arg(v) : QStringLiteral("%1 %2").arg(names[c], v));
   }
-  pixel_label_->setText(QStringLiteral("x %1  y %2   %3").arg(pos.x()).arg(pos.y()).arg(values.join(QStringLiteral("  "))));
+  pixel_label_->setText(
+      QStringLiteral("x %1  y %2   %3").arg(pos.x()).arg(pos.y()).arg(values.join(QStringLiteral("  "))));
 }
 
 void MainWindow::restore_settings() {

@@ -30,8 +30,8 @@ class TimelineView;
 class UtilizationSampler;
 
 struct MainWindowOptions {
-  bool use_settings = true;    // restore/save window state, folders, recent files
-  bool confirm_close = true;   // ask before closing an image with unsaved changes
+  bool use_settings = true;   // restore/save window state, folders, recent files
+  bool confirm_close = true;  // ask before closing an image with unsaved changes
 };
 
 class MainWindow : public QMainWindow {
@@ -45,7 +45,7 @@ class MainWindow : public QMainWindow {
   void set_chain(const ChainSettings& chain);
   void set_devices(const QString& spec);
   void apply();
-  void save_to(const QString& path, int quality);            // encodes off the GUI thread
+  void save_to(const QString& path, int quality);  // encodes off the GUI thread
   BatchDialog* show_batch_dialog();
   SpeedupDialog* show_speedup_dialog();
 
@@ -143,8 +143,8 @@ class MainWindow : public QMainWindow {
   double first_latency_ms_ = -1;       // of the current request's first pass shown
   int save_quality_ = 92;
   ChainSettings apply_chain_;
-  QString apply_text_;                 // the applied chain's specs, for the undo entry
-  ChainSettings requested_chain_;      // what the latest request filters
+  QString apply_text_;             // the applied chain's specs, for the undo entry
+  ChainSettings requested_chain_;  // what the latest request filters
 };
 
 }  // namespace tf::gui

@@ -24,9 +24,9 @@
 #include "save_options_dialog.hpp"
 #include "speedup_dialog.hpp"
 #include "theme.hpp"
-#include "timeline_view.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
+#include "timeline_view.hpp"
 
 #ifndef TF_VERSION
 #define TF_VERSION "0.0.0"
@@ -59,7 +59,8 @@ QString data_dir(const char* what) {
 
 void MainWindow::build_actions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, &MainWindow::open_dialog);
+  QAction* open =
+      file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, &MainWindow::open_dialog);
   open->setShortcut(QKeySequence::Open);
   open->setObjectName("actionOpen");
   QMenu* recent_menu = file->addMenu(tr("Open &Recent"));
@@ -72,7 +73,8 @@ void MainWindow::build_actions() {
   QMenu* samples = file->addMenu(tr("Open &Sample"));
   populate_samples(samples);
   file->addSeparator();
-  QAction* save_action = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this, &MainWindow::save);
+  QAction* save_action =
+      file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this, &MainWindow::save);
   save_action->setShortcut(QKeySequence::Save);
   QAction* save_as_action = file->addAction(tr("Save &As…"), this, &MainWindow::save_as);
   save_as_action->setShortcut(QKeySequence::SaveAs);
@@ -167,11 +169,12 @@ void MainWindow::build_actions() {
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About TileFilter"), this, [this] {
-    QMessageBox::about(this, tr("About TileFilter"),
-                       tr("<h3>TileFilter %1</h3><p>Convolution filters on every GPU of the machine at once (or the CPU), "
-                          "tiled with halos, with the same output bits on every device.</p>"
-                          "<p>Drop an image on the window, add filters on the left, watch the devices on the right.</p>")
-                           .arg(QStringLiteral(TF_VERSION)));
+    QMessageBox::about(
+        this, tr("About TileFilter"),
+        tr("<h3>TileFilter %1</h3><p>Convolution filters on every GPU of the machine at once (or the CPU), "
+           "tiled with halos, with the same output bits on every device.</p>"
+           "<p>Drop an image on the window, add filters on the left, watch the devices on the right.</p>")
+            .arg(QStringLiteral(TF_VERSION)));
   });
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 
@@ -198,7 +201,9 @@ void MainWindow::build_actions() {
 
 void MainWindow::populate_samples(QMenu* menu) {
   const QString dir = data_dir("samples");
-  const QStringList files = dir.isEmpty() ? QStringList() : QDir(dir).entryList({"*.png", "*.jpg", "*.jpeg", "*.tif"}, QDir::Files, QDir::Name);
+  const QStringList files = dir.isEmpty()
+                                ? QStringList()
+                                : QDir(dir).entryList({"*.png", "*.jpg", "*.jpeg", "*.tif"}, QDir::Files, QDir::Name);
   for (const QString& f : files) {
     const QString path = dir + QLatin1Char('/') + f;
     menu->addAction(f, this, [this, path] { open_file(path); });
@@ -240,13 +245,15 @@ void MainWindow::save_as() {
 bool MainWindow::confirm_discard() {
   if (!document_.modified()) return true;
   const auto answer = QMessageBox::question(
-      this, tr("Unsaved changes"), tr("%1 has applied filters that are not saved. Save them first?").arg(document_.display_name()),
+      this, tr("Unsaved changes"),
+      tr("%1 has applied filters that are not saved. Save them first?").arg(document_.display_name()),
       QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Cancel) return false;
   if (answer == QMessageBox::Discard) return true;
   QString path = document_.path();
   if (path.isEmpty() || !can_encode(path.toStdString(), document_.image().format())) {
-    path = QFileDialog::getSaveFileName(this, tr("Save As"), QDir::homePath() + "/" + document_.display_name() + ".png");
+    path =
+        QFileDialog::getSaveFileName(this, tr("Save As"), QDir::homePath() + "/" + document_.display_name() + ".png");
     if (path.isEmpty()) return false;
   }
   QApplication::setOverrideCursor(Qt::WaitCursor);
@@ -267,7 +274,10 @@ void MainWindow::load_preset(const QString& path) {
   try {
     const Preset p = tf::gui::load_preset(path);
     panel_->set_settings(p.chain);
-    statusBar()->showMessage(tr("Preset “%1” loaded%2").arg(p.name, p.description.isEmpty() ? QString() : QStringLiteral(": ") + p.description), 6000);
+    statusBar()->showMessage(
+        tr("Preset “%1” loaded%2")
+            .arg(p.name, p.description.isEmpty() ? QString() : QStringLiteral(": ") + p.description),
+        6000);
   } catch (const std::exception& e) {
     show_error(QString::fromUtf8(e.what()));
   }
@@ -290,7 +300,8 @@ void MainWindow::save_preset_dialog() {
   }
   QString dir = options_.use_settings ? QSettings().value("paths/presets").toString() : QString();
   if (dir.isEmpty()) dir = QDir::homePath();
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save Preset"), dir + "/my-preset.json", tr("Filter presets (*.json)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save Preset"), dir + "/my-preset.json", tr("Filter presets (*.json)"));
   if (path.isEmpty()) return;
   try {
     Preset p;

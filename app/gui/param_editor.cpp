@@ -68,7 +68,10 @@ ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(paren
       spin->setKeyboardTracking(false);
       spin->setMinimumWidth(72);
       spin->setToolTip(QStringLiteral("%1 (%2 – %3, default %4)")
-                           .arg(qs(info.help)).arg(info.min).arg(info.max).arg(info.default_value));
+                           .arg(qs(info.help))
+                           .arg(info.min)
+                           .arg(info.max)
+                           .arg(info.default_value));
       row->addWidget(spin);
       connect(slider_, &QSlider::valueChanged, this, [this](int pos) {
         if (!updating_) set_number(slider_value(info_, pos));
@@ -80,13 +83,17 @@ ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(paren
       choice_->setObjectName(objectName() + ".choice");
       for (const auto& c : info.choices) choice_->addItem(qs(c));
       row->addWidget(choice_, 1);
-      connect(choice_, &QComboBox::currentIndexChanged, this, [this] { if (!updating_) emit edited(); });
+      connect(choice_, &QComboBox::currentIndexChanged, this, [this] {
+        if (!updating_) emit edited();
+      });
       break;
     case Kind::Bool:
       check_ = new QCheckBox(qs(info.help), this);
       check_->setObjectName(objectName() + ".check");
       row->addWidget(check_, 1);
-      connect(check_, &QCheckBox::toggled, this, [this] { if (!updating_) emit edited(); });
+      connect(check_, &QCheckBox::toggled, this, [this] {
+        if (!updating_) emit edited();
+      });
       break;
     case Kind::Path: {
       path_ = new QLineEdit(this);
@@ -95,7 +102,9 @@ ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(paren
       browse->setText(QStringLiteral("…"));
       row->addWidget(path_, 1);
       row->addWidget(browse);
-      connect(path_, &QLineEdit::editingFinished, this, [this] { if (!updating_) emit edited(); });
+      connect(path_, &QLineEdit::editingFinished, this, [this] {
+        if (!updating_) emit edited();
+      });
       connect(browse, &QToolButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Choose a file"), path_->text());
         if (!f.isEmpty()) {

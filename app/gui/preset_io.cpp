@@ -39,7 +39,9 @@ Preset preset_from_json(const QByteArray& json, const QString& origin) {
   p.description = o.value("description").toString();
   const std::string border = o.value("border").toString("reflect101").toStdString();
   const auto mode = parse_border_mode(border);
-  if (!mode) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: border '{}' is not one of {}", where, border, border_mode_names()));
+  if (!mode)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: border '{}' is not one of {}", where, border, border_mode_names()));
   p.chain.border = {*mode, static_cast<float>(o.value("border_value").toDouble(0))};
   const QJsonArray filters = o.value("filters").toArray();
   if (filters.isEmpty()) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: the preset has no filters", where));
@@ -58,8 +60,10 @@ Preset preset_from_json(const QByteArray& json, const QString& origin) {
 Preset load_preset(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly))
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot open preset ({})", path.toStdString(), file.errorString().toStdString()));
-  if (file.size() > (4 << 20)) throw Error(ErrorKind::Limit, fmt::format("{}: preset larger than 4 MiB", path.toStdString()));
+    throw Error(ErrorKind::Io,
+                fmt::format("{}: cannot open preset ({})", path.toStdString(), file.errorString().toStdString()));
+  if (file.size() > (4 << 20))
+    throw Error(ErrorKind::Limit, fmt::format("{}: preset larger than 4 MiB", path.toStdString()));
   return preset_from_json(file.readAll(), path);
 }
 
@@ -67,7 +71,8 @@ void save_preset(const QString& path, const Preset& preset) {
   QSaveFile file(path);
   const QByteArray bytes = preset_to_json(preset);
   if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot write preset ({})", path.toStdString(), file.errorString().toStdString()));
+    throw Error(ErrorKind::Io,
+                fmt::format("{}: cannot write preset ({})", path.toStdString(), file.errorString().toStdString()));
 }
 
 QStringList bundled_presets() {

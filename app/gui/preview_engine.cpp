@@ -69,7 +69,8 @@ void PreviewEngine::cancel() {
 
 QImage PreviewEngine::paint_ready(const Image& image) {
   const QImage shown = to_display_image(image);
-  return shown.convertToFormat(image.format().channels == 4 ? QImage::Format_ARGB32_Premultiplied : QImage::Format_RGB32);
+  return shown.convertToFormat(image.format().channels == 4 ? QImage::Format_ARGB32_Premultiplied
+                                                            : QImage::Format_RGB32);
 }
 
 quint64 PreviewEngine::request(const ChainSettings& chain, const QString& devices, const PreviewView& view) {
@@ -87,32 +88,41 @@ quint64 PreviewEngine::request(const ChainSettings& chain, const QString& device
   pool_.start([this, job] {
     lower_thread_priority();
     run(job);
-    QMetaObject::invokeMethod(this, [this, g = job->generation] {
-      --running_;
-      emit finished(g);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, g = job->generation] {
+          --running_;
+          emit finished(g);
+        },
+        Qt::QueuedConnection);
   });
   return job->generation;
 }
 
 void PreviewEngine::deliver(const std::shared_ptr<Job>& job, PreviewResult result) {
-  QMetaObject::invokeMethod(this, [this, job, result = std::move(result)]() mutable {
-    if (job->cancel || job != current_) {  // a newer request superseded it
-      release_later(std::move(result));
-      return;
-    }
-    result.latency_ms = ms_since(job->requested);
-    emit result_ready(result);
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      this,
+      [this, job, result = std::move(result)]() mutable {
+        if (job->cancel || job != current_) {  // a newer request superseded it
+          release_later(std::move(result));
+          return;
+        }
+        result.latency_ms = ms_since(job->requested);
+        emit result_ready(result);
+      },
+      Qt::QueuedConnection);
 }
 
 void PreviewEngine::run(const std::shared_ptr<Job>& job) {
   if (job->cancel) return;
   const Image& base = job->source.image;
   auto fail = [&](const QString& message) {
-    QMetaObject::invokeMethod(this, [this, job, message] {
-      if (job == current_) emit failed(job->generation, message);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, job, message] {
+          if (job == current_) emit failed(job->generation, message);
+        },
+        Qt::QueuedConnection);
   };
   if (base.empty() || job->chain.filters.empty()) return;
   try {
@@ -140,9 +150,12 @@ void PreviewEngine::run(const std::shared_ptr<Job>& job) {
         full.progress = [this, job, last_percent](int done, int total) {
           const int percent = total ? done * 100 / total : 0;
           if (last_percent->exchange(percent) == percent) return;
-          QMetaObject::invokeMethod(this, [this, job, done, total] {
-            if (job == current_) emit progress(job->generation, done, total);
-          }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              this,
+              [this, job, done, total] {
+                if (job == current_) emit progress(job->generation, done, total);
+              },
+              Qt::QueuedConnection);
         };
         auto report = std::make_shared<JobReport>();
         result.pixels = Image(base.width(), base.height(), base.format(), DeviceHub::host_allocator());
@@ -154,7 +167,8 @@ void PreviewEngine::run(const std::shared_ptr<Job>& job) {
       } else {
         const int level = step.level;
         const Image& src = level == 0 ? base : job->source.pyramid->level(level);
-        const Chain chain = level == 0 ? full_chain : parse_chain(to_specs(scaled_for_proxy(job->chain.filters, 1 << level)));
+        const Chain chain =
+            level == 0 ? full_chain : parse_chain(to_specs(scaled_for_proxy(job->chain.filters, 1 << level)));
         const Rect region = grow_clipped(step.visible, chain_halo(chain), src.width(), src.height());
         const Image input = crop(src, region);
         const Image filtered = filter_image(input, chain, selection.devices, options);

@@ -29,13 +29,13 @@ struct PreviewResult {
   quint64 generation = 0;
   PreviewPass pass = PreviewPass::Full;
   int level = 0;
-  QRect shown;          // the part of the base image that `display` covers (base pixels)
-  ShownImage display;   // ready to paint (with mip levels for the full pass)
-  Image pixels;         // Full pass: the filtered image (what Apply commits)
+  QRect shown;                              // the part of the base image that `display` covers (base pixels)
+  ShownImage display;                       // ready to paint (with mip levels for the full pass)
+  Image pixels;                             // Full pass: the filtered image (what Apply commits)
   std::shared_ptr<const JobReport> report;  // Full pass
-  QString chain_text;   // the specs, for labels
-  double job_ms = 0;      // the filter job alone
-  double latency_ms = 0;  // from request() until this result was ready to paint
+  QString chain_text;                       // the specs, for labels
+  double job_ms = 0;                        // the filter job alone
+  double latency_ms = 0;                    // from request() until this result was ready to paint
 };
 
 class PreviewEngine : public QObject {

@@ -14,7 +14,9 @@ Rect clip(const Rect& r, int width, int height) {
 }
 
 // A region worth computing first: clearly smaller than the image it is cut from.
-bool worth_a_first_pass(const Rect& visible, long long whole) { return visible.area() > 0 && visible.area() * 2 < whole; }
+bool worth_a_first_pass(const Rect& visible, long long whole) {
+  return visible.area() > 0 && visible.area() * 2 < whole;
+}
 
 }  // namespace
 

@@ -17,8 +17,8 @@ enum class PreviewPass { Region, Proxy, Full };
 
 struct PreviewView {
   int image_width = 0, image_height = 0;
-  Rect visible;       // in image pixels (any rectangle; clipped here)
-  double scale = 1;   // screen pixels per image pixel
+  Rect visible;      // in image pixels (any rectangle; clipped here)
+  double scale = 1;  // screen pixels per image pixel
   int pyramid_levels = 1;
   BorderMode border = BorderMode::Reflect101;
 };

@@ -8,8 +8,7 @@
 
 namespace tf::gui {
 
-template <class T>
-void release_later(T&& value) {
+template <class T> void release_later(T&& value) {
   auto held = std::make_shared<std::decay_t<T>>(std::forward<T>(value));
   QThreadPool::globalInstance()->start([held]() mutable { *held = std::decay_t<T>{}; });
 }

@@ -71,11 +71,12 @@ QChart* make_split_chart(const SpeedupResult& r) {
     QColor color;
     double DeviceSummary::*field;
   };
-  const Part parts[] = {{stage_label(StageKind::Upload), stage_color(StageKind::Upload), &DeviceSummary::upload_s},
-                        {stage_label(StageKind::Kernel), stage_color(StageKind::Kernel), &DeviceSummary::kernel_s},
-                        {stage_label(StageKind::Download), stage_color(StageKind::Download), &DeviceSummary::download_s},
-                        {stage_label(StageKind::Compute), stage_color(StageKind::Compute), &DeviceSummary::compute_s},
-                        {QObject::tr("Idle"), idle_color(), &DeviceSummary::idle_s}};
+  const Part parts[] = {
+      {stage_label(StageKind::Upload), stage_color(StageKind::Upload), &DeviceSummary::upload_s},
+      {stage_label(StageKind::Kernel), stage_color(StageKind::Kernel), &DeviceSummary::kernel_s},
+      {stage_label(StageKind::Download), stage_color(StageKind::Download), &DeviceSummary::download_s},
+      {stage_label(StageKind::Compute), stage_color(StageKind::Compute), &DeviceSummary::compute_s},
+      {QObject::tr("Idle"), idle_color(), &DeviceSummary::idle_s}};
   auto* series = new QStackedBarSeries;
   QStringList categories;
   for (const auto& p : r.points) categories << QString::number(p.device_count);
@@ -105,8 +106,8 @@ QChart* make_split_chart(const SpeedupResult& r) {
   return chart;
 }
 
-QValueAxis* add_bar_series(QChart* chart, QAbstractSeries* series, const QStringList& categories, const QString& x_title,
-                           const QString& y_title, double top) {
+QValueAxis* add_bar_series(QChart* chart, QAbstractSeries* series, const QStringList& categories,
+                           const QString& x_title, const QString& y_title, double top) {
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
   x->append(categories);

@@ -13,8 +13,8 @@ QChart* make_split_chart(const SpeedupResult& result);
 // Adds `series` to `chart` over a category axis of `categories` (below, titled `x_title` unless
 // empty) and a value axis from 0 to about `top` in nice numbers (left, titled `y_title`); the
 // legend goes below. Returns the value axis for its label format.
-QValueAxis* add_bar_series(QChart* chart, QAbstractSeries* series, const QStringList& categories, const QString& x_title,
-                           const QString& y_title, double top);
+QValueAxis* add_bar_series(QChart* chart, QAbstractSeries* series, const QStringList& categories,
+                           const QString& x_title, const QString& y_title, double top);
 // Colours and fonts that fit the application's palette.
 void style_chart(QChart* chart, const QPalette& palette);
 

@@ -113,7 +113,8 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
 
   table_ = new QTableWidget(0, 6, this);
   table_->setObjectName("speedupTable");
-  table_->setHorizontalHeaderLabels({tr("Devices"), tr("Median"), tr("Min – max"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
+  table_->setHorizontalHeaderLabels(
+      {tr("Devices"), tr("Median"), tr("Min – max"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -152,7 +153,9 @@ void SpeedupDialog::set_devices(const QString& family, int device_count) {
   count_->setValue(device_count);
 }
 
-void SpeedupDialog::set_image_size(int width, int height) { size_->setCurrentText(QStringLiteral("%1x%2").arg(width).arg(height)); }
+void SpeedupDialog::set_image_size(int width, int height) {
+  size_->setCurrentText(QStringLiteral("%1x%2").arg(width).arg(height));
+}
 void SpeedupDialog::set_repeats(int repeats) { repeats_->setValue(repeats); }
 QString SpeedupDialog::explanation() const { return QString::fromStdString(result_.explanation); }
 QString SpeedupDialog::error_text() const { return messages_->text(); }
@@ -161,7 +164,8 @@ void SpeedupDialog::start() {
   if (running()) return;
   messages_->hide();
   std::vector<std::string> specs;
-  for (const QString& s : filter_->currentText().split(';', Qt::SkipEmptyParts)) specs.push_back(s.trimmed().toStdString());
+  for (const QString& s : filter_->currentText().split(';', Qt::SkipEmptyParts))
+    specs.push_back(s.trimmed().toStdString());
   int w = 0, h = 0;
   const QStringList size = size_->currentText().toLower().split('x');
   if (size.size() == 2) {
@@ -186,10 +190,12 @@ void SpeedupDialog::start() {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   const int repeats = repeats_->value();
   const Border border = chain_.border;
-  const QString title = tr("Speedup run · %1 · %2×%3 RGBA u8 · %4 devices").arg(filter_->currentText()).arg(w).arg(h).arg(devices.size());
+  const QString title =
+      tr("Speedup run · %1 · %2×%3 RGBA u8 · %4 devices").arg(filter_->currentText()).arg(w).arg(h).arg(devices.size());
   set_running(true);
   explanation_->setText(tr("Measuring…"));
-  QFuture<Outcome> future = QtConcurrent::run([chain, devices, w, h, repeats, border, title, cancel = cancel_](QPromise<Outcome>& promise) {
+  QFuture<Outcome> future = QtConcurrent::run([chain, devices, w, h, repeats, border, title,
+                                               cancel = cancel_](QPromise<Outcome>& promise) {
     Outcome out;
     out.title = title;
     try {
@@ -200,9 +206,9 @@ void SpeedupDialog::start() {
       std::lock_guard lock(DeviceHub::instance().job_mutex());
       const int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
       promise.setProgressRange(0, total);
-      out.result = measure_speedup(src, chain, devices, options, repeats,
-                                   [&promise](int done, int) { promise.setProgressValue(done); }, cancel.get(),
-                                   &DeviceHub::host_allocator());
+      out.result = measure_speedup(
+          src, chain, devices, options, repeats, [&promise](int done, int) { promise.setProgressValue(done); },
+          cancel.get(), &DeviceHub::host_allocator());
       // One more run on every device, for the panel and the timeline.
       options.cancel = cancel.get();
       out.last_job = std::make_shared<JobReport>();
@@ -249,7 +255,8 @@ void SpeedupDialog::show_result() {
     delete old;
   }
   if (!result_.explanation.empty())
-    explanation_->setText(QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound), QString::fromStdString(result_.explanation)));
+    explanation_->setText(QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound),
+                                                        QString::fromStdString(result_.explanation)));
   table_->setRowCount(static_cast<int>(result_.points.size()));
   for (int i = 0; i < static_cast<int>(result_.points.size()); ++i) {
     const SpeedupPoint& p = result_.points[static_cast<std::size_t>(i)];

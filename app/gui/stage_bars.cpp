@@ -49,7 +49,8 @@ void StageBars::paintEvent(QPaintEvent*) {
     const QRect track(label_w, y + 3, bar_w, kRow - 6);
     p.fillRect(track, QColor(255, 255, 255, 20));
     const double share = capacity_s_ > 0 ? std::clamp(b.seconds / capacity_s_, 0.0, 1.0) : 0.0;
-    p.fillRect(QRect(track.left(), track.top(), static_cast<int>(track.width() * share + 0.5), track.height()), b.color);
+    p.fillRect(QRect(track.left(), track.top(), static_cast<int>(track.width() * share + 0.5), track.height()),
+               b.color);
     p.drawText(QRect(width() - value_w, y, value_w, kRow), Qt::AlignRight | Qt::AlignVCenter,
                QStringLiteral("%1  %2%").arg(duration_text(b.seconds)).arg(share * 100, 0, 'f', 0));
   }

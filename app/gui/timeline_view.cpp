@@ -49,7 +49,8 @@ void TimelineView::set_job(const JobView& job) {
   auto device_lane = [&](int device, int lane) {
     const std::string& name = device < static_cast<int>(job_.device_names.size()) ? job_.device_names[device] : "?";
     const bool cpu = name.rfind("cpu", 0) == 0;
-    keys[{1, device, lane}] = cpu ? QString::fromStdString(name) : QStringLiteral("%1 · s%2").arg(QString::fromStdString(name)).arg(lane);
+    keys[{1, device, lane}] =
+        cpu ? QString::fromStdString(name) : QStringLiteral("%1 · s%2").arg(QString::fromStdString(name)).arg(lane);
   };
   // Every device of the job gets a lane, also one that got no tile: an idle device is worth seeing.
   for (std::size_t d = 0; d < job_.device_names.size(); ++d)
@@ -85,7 +86,8 @@ int TimelineView::lane_of(const StageRecord& r) const {
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     const Lane& l = lanes_[i];
     if (r.device >= 0 ? (l.device == r.device && l.lane == r.lane)
-                      : (l.device < 0 && l.lane == r.lane && (l.host_stage == StageKind::Encode) == (r.stage == StageKind::Encode)))
+                      : (l.device < 0 && l.lane == r.lane &&
+                         (l.host_stage == StageKind::Encode) == (r.stage == StageKind::Encode)))
       return static_cast<int>(i);
   }
   return -1;
@@ -131,19 +133,18 @@ QString TimelineView::describe(const StageRecord& r) const {
     const std::size_t pixels = r.bytes / job_.pixel_bytes;
     if (job_.tile.width > 0 && pixels == static_cast<std::size_t>(job_.tile.width) * job_.tile.height)
       size = QStringLiteral("%1×%2 px").arg(job_.tile.width).arg(job_.tile.height);
-    else
-      size = tr("%1 px").arg(pixels);
+    else size = tr("%1 px").arg(pixels);
     size += QStringLiteral(" · %1 KiB").arg(r.bytes / 1024.0, 0, 'f', 0);
   } else if (r.bytes > 0) {
     size = QStringLiteral("%1 KiB").arg(r.bytes / 1024.0, 0, 'f', 0);
   }
   const bool host = r.device < 0;
   return tr("<b>%1 %2</b> · %3<br>%4%5 → %6 (%7)")
-      .arg(host ? tr("file") : tr("tile"))
-      .arg(r.tile)
-      .arg(stage_label(r.stage))
-      .arg(size.isEmpty() ? QString() : size + QStringLiteral("<br>"))
-      .arg(ms(r.t0 - origin_), ms(r.t1 - origin_), ms(r.t1 - r.t0)) +
+             .arg(host ? tr("file") : tr("tile"))
+             .arg(r.tile)
+             .arg(stage_label(r.stage))
+             .arg(size.isEmpty() ? QString() : size + QStringLiteral("<br>"))
+             .arg(ms(r.t0 - origin_), ms(r.t1 - origin_), ms(r.t1 - r.t0)) +
          QStringLiteral("<br>") + who;
 }
 
@@ -156,13 +157,15 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const QFontMetrics fm(small);
   if (job_.records.empty()) {
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(rect(), Qt::AlignCenter, tr("The timeline of the last job appears here: one lane per device stream, each tile a bar."));
+    p.drawText(rect(), Qt::AlignCenter,
+               tr("The timeline of the last job appears here: one lane per device stream, each tile a bar."));
     return;
   }
   // Legend on the right, the job's title in what is left of the line.
   p.setPen(palette().color(QPalette::WindowText));
   std::vector<StageKind> present;
-  for (StageKind s : {StageKind::Decode, StageKind::Upload, StageKind::Kernel, StageKind::Download, StageKind::Compute, StageKind::Encode})
+  for (StageKind s : {StageKind::Decode, StageKind::Upload, StageKind::Kernel, StageKind::Download, StageKind::Compute,
+                      StageKind::Encode})
     if (std::any_of(job_.records.begin(), job_.records.end(), [s](const StageRecord& r) { return r.stage == s; }))
       present.push_back(s);
   int x = width() - 8;
@@ -186,7 +189,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const double xx = x_of(origin_ + t);
     p.drawLine(QPointF(xx, kLegendHeight + kAxisHeight - 5), QPointF(xx, plot.bottom()));
     p.drawText(QRectF(xx - 40, kLegendHeight, 80, kAxisHeight - 6), Qt::AlignCenter,
-               step < 1e-3 ? QStringLiteral("%1 ms").arg(t * 1e3, 0, 'f', 2) : QStringLiteral("%1 ms").arg(t * 1e3, 0, 'f', step < 0.01 ? 1 : 0));
+               step < 1e-3 ? QStringLiteral("%1 ms").arg(t * 1e3, 0, 'f', 2)
+                           : QStringLiteral("%1 ms").arg(t * 1e3, 0, 'f', step < 0.01 ? 1 : 0));
   }
   // Lanes.
   for (std::size_t i = 0; i < lanes_.size(); ++i) {

@@ -48,8 +48,8 @@ class TimelineView : public QWidget {
 
   JobView job_;
   std::vector<Lane> lanes_;
-  double origin_ = 0, span_ = 1;   // the job: first start, length (s)
-  double view0_ = 0, view1_ = 1;   // the visible time range (s after origin)
+  double origin_ = 0, span_ = 1;  // the job: first start, length (s)
+  double view0_ = 0, view1_ = 1;  // the visible time range (s after origin)
   bool dragging_ = false;
   double drag_x_ = 0;
 };

@@ -25,7 +25,8 @@ void UtilizationGraph::paintEvent(QPaintEvent*) {
   p.setBrush(QColor(0, 0, 0, 60));
   p.drawRoundedRect(r, 3, 3);
   p.setPen(QPen(QColor(255, 255, 255, 25), 1, Qt::DotLine));
-  for (double f : {0.25, 0.5, 0.75}) p.drawLine(QPointF(r.left(), r.top() + r.height() * f), QPointF(r.right(), r.top() + r.height() * f));
+  for (double f : {0.25, 0.5, 0.75})
+    p.drawLine(QPointF(r.left(), r.top() + r.height() * f), QPointF(r.right(), r.top() + r.height() * f));
   const double dx = r.width() / std::max(1, capacity_ - 1);
   const double x0 = r.right() - dx * (static_cast<double>(values_.size()) - 1);
   auto y_of = [&](double v) { return r.bottom() - 1 - (r.height() - 3) * std::clamp(v, 0.0, 100.0) / 100.0; };
@@ -73,7 +74,8 @@ void UtilizationGraph::paintEvent(QPaintEvent*) {
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 0.85);
   p.setFont(f);
-  p.drawText(r.adjusted(4, 2, -4, -2), Qt::AlignRight | Qt::AlignTop, v < 0 ? tr("n/a") : QStringLiteral("%1%").arg(v, 0, 'f', 0));
+  p.drawText(r.adjusted(4, 2, -4, -2), Qt::AlignRight | Qt::AlignTop,
+             v < 0 ? tr("n/a") : QStringLiteral("%1%").arg(v, 0, 'f', 0));
 }
 
 }  // namespace tf::gui

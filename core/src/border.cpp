@@ -14,8 +14,8 @@ std::string to_string(BorderMode m) {
 }
 
 std::optional<BorderMode> parse_border_mode(std::string_view name) {
-  for (auto m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
-                 BorderMode::Wrap})
+  for (auto m :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
     if (name == to_string(m)) return m;
   if (name == "default") return BorderMode::Reflect101;
   return std::nullopt;

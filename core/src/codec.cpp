@@ -6,6 +6,7 @@
 // Sizes are checked from the header before any pixel memory is allocated.
 #include "tilefilter/codec.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -13,7 +14,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <stb_image.h>
@@ -39,7 +39,8 @@ bool one_of(const std::string& ext, std::initializer_list<const char*> list) {
   return std::any_of(list.begin(), list.end(), [&](const char* e) { return ext == e; });
 }
 
-const std::initializer_list<const char*> kStbRead = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".hdr", ".pnm", ".ppm", ".pgm", ".psd"};
+const std::initializer_list<const char*> kStbRead = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif",
+                                                     ".hdr", ".pnm", ".ppm",  ".pgm", ".psd"};
 const std::initializer_list<const char*> kOpenCvOnly = {".tif", ".tiff", ".webp", ".pfm", ".jp2", ".exr"};
 
 Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
@@ -79,7 +80,8 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
 
 std::string extension_of(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
 
@@ -102,8 +104,10 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
   const std::size_t size = check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (size > limits.max_file_bytes)
-    throw Error(ErrorKind::Limit, fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
-  if (size > static_cast<std::size_t>(INT32_MAX)) throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
+    throw Error(ErrorKind::Limit,
+                fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
+  if (size > static_cast<std::size_t>(INT32_MAX))
+    throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
   std::vector<unsigned char> bytes(size);
   in.seekg(0);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
@@ -127,11 +131,14 @@ std::vector<unsigned char> encode_with_stb(const std::string& ext, const ImageVi
   std::vector<std::byte> packed(img.row_bytes() * h);
   for (int y = 0; y < h; ++y) std::memcpy(packed.data() + img.row_bytes() * y, img.row(y), img.row_bytes());
   int ok = 0;
-  if (ext == ".png") ok = stbi_write_png_to_func(stb_sink, &out, w, h, c, packed.data(), static_cast<int>(img.row_bytes()));
-  else if (ext == ".jpg" || ext == ".jpeg") ok = stbi_write_jpg_to_func(stb_sink, &out, w, h, c, packed.data(), quality);
+  if (ext == ".png")
+    ok = stbi_write_png_to_func(stb_sink, &out, w, h, c, packed.data(), static_cast<int>(img.row_bytes()));
+  else if (ext == ".jpg" || ext == ".jpeg")
+    ok = stbi_write_jpg_to_func(stb_sink, &out, w, h, c, packed.data(), quality);
   else if (ext == ".bmp") ok = stbi_write_bmp_to_func(stb_sink, &out, w, h, c, packed.data());
   else if (ext == ".tga") ok = stbi_write_tga_to_func(stb_sink, &out, w, h, c, packed.data());
-  else if (ext == ".hdr") ok = stbi_write_hdr_to_func(stb_sink, &out, w, h, c, reinterpret_cast<const float*>(packed.data()));
+  else if (ext == ".hdr")
+    ok = stbi_write_hdr_to_func(stb_sink, &out, w, h, c, reinterpret_cast<const float*>(packed.data()));
   if (!ok) throw Error(ErrorKind::Io, "stb_image_write failed");
   return out;
 }
@@ -165,8 +172,9 @@ std::string codec_for(const std::string& path) {
 std::string whole_encoder_for(const std::string& path, const Format& format) {
   const auto ext = extension_of(path);
   if (format.type == PixelType::U8 && have_turbojpeg() && one_of(ext, {".jpg", ".jpeg"})) return "turbojpeg";
-  const bool stb = format.type == PixelType::U8 ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
-                                                : ext == ".hdr";
+  const bool stb = format.type == PixelType::U8
+                       ? one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga"}) || !have_opencv_codecs()
+                       : ext == ".hdr";
   return stb ? "stb" : "opencv";
 }
 
@@ -186,8 +194,9 @@ bool can_encode_whole(const std::string& path, const Format& format, std::string
   if (format.type == PixelType::F32 && ext == ".hdr" && format.channels >= 3) return true;
   if (!one_of(ext, {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".hdr", ".tif", ".tiff", ".webp", ".pfm"}))
     return fail(fmt::format("unknown output format '{}' (use .png, .jpg, .tif, ...)", ext));
-  return fail(fmt::format("cannot write {} {} images in this build{}", to_string(format), ext,
-                          have_opencv_codecs() ? "" : " (needs OpenCV: 16-bit and float go to .png/.tif through OpenCV)"));
+  return fail(
+      fmt::format("cannot write {} {} images in this build{}", to_string(format), ext,
+                  have_opencv_codecs() ? "" : " (needs OpenCV: 16-bit and float go to .png/.tif through OpenCV)"));
 }
 
 bool can_encode(const std::string& path, const Format& format, std::string* why) {
@@ -206,7 +215,8 @@ Image decode_memory_whole(std::span<const unsigned char> bytes, const std::strin
   if (!codec) codec = &unused;
   if (bytes.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", name));
   if (bytes.size() > limits.max_file_bytes)
-    throw Error(ErrorKind::Limit, fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
+    throw Error(ErrorKind::Limit,
+                fmt::format("{}: {} bytes exceeds the limit of {} bytes", name, bytes.size(), limits.max_file_bytes));
   codec_checks::check_png_header_limit(bytes, name, limits);
   *codec = "turbojpeg";
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
@@ -221,7 +231,8 @@ Image decode_memory_whole(std::span<const unsigned char> bytes, const std::strin
   return decode_with_stb(bytes, name, limits, alloc);
 }
 
-Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc, std::string* codec) {
+Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc,
+                        std::string* codec) {
   const auto bytes = read_file(path, limits);
   return decode_memory_whole(bytes, path, limits, alloc, codec);
 }
@@ -263,7 +274,8 @@ std::string temporary_name_for(const std::string& path) {
   return (p.parent_path() / fmt::format(".{}.tf-{}-{}.tmp", p.filename().string(), ::getpid(), counter++)).string();
 }
 
-void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options, const Metadata& metadata) {
+void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options,
+                 const Metadata& metadata) {
   auto writer = create_image(path, image.width, image.height, image.format, metadata, options);
   writer->write_rows(image);
   writer->finish();
@@ -271,7 +283,8 @@ void encode_file(const std::string& path, const ImageView& image, const EncodeOp
 
 std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, int quality) {
   std::string why;
-  if (!can_encode_whole(path, image.format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  if (!can_encode_whole(path, image.format, &why))
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   const auto ext = extension_of(path);
   quality = std::clamp(quality, 1, 100);
   const std::string codec = whole_encoder_for(path, image.format);

@@ -91,7 +91,7 @@ void check_png_header_limit(std::span<const unsigned char> b, const std::string&
 std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const unsigned char> b) {
   if (!is_png(b)) return std::nullopt;
   std::vector<std::pair<std::size_t, std::size_t>> empty;  // [begin, end) of each empty IDAT chunk
-  for (std::size_t p = 8; p + 12 <= b.size();) {  // length(4) type(4) data(length) crc(4)
+  for (std::size_t p = 8; p + 12 <= b.size();) {           // length(4) type(4) data(length) crc(4)
     const std::size_t length = be32(b, p);
     if (length > b.size() - p - 12) break;  // runs past the end: stb reports it
     if (length == 0 && std::memcmp(b.data() + p + 4, "IDAT", 4) == 0) empty.emplace_back(p, p + 12);
@@ -103,7 +103,8 @@ std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const
   out.reserve(b.size());
   std::size_t from = 0;
   for (const auto& [begin, end] : empty) {
-    out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.begin() + static_cast<std::ptrdiff_t>(begin));
+    out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from),
+               b.begin() + static_cast<std::ptrdiff_t>(begin));
     from = end;
   }
   out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.end());
@@ -145,8 +146,9 @@ void check_radiance_data(std::span<const unsigned char> b, const std::string& na
     for (int k = 0; k < 4; ++k)
       for (long i = 0; i < width;) {
         unsigned count = get8();
-        if (count == 0) throw decode_error(name, cut() ? "truncated Radiance HDR (run-length data ends early)"
-                                                       : "corrupt Radiance HDR (run of length 0)");
+        if (count == 0)
+          throw decode_error(name, cut() ? "truncated Radiance HDR (run-length data ends early)"
+                                         : "corrupt Radiance HDR (run of length 0)");
         if (count > 128) {
           count -= 128;
           get8();

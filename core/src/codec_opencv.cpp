@@ -39,7 +39,8 @@ bool can_write(const std::string& ext, const Format& f) {
   return false;
 }
 
-Image decode(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits, const PixelAllocator& alloc) {
+Image decode(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+             const PixelAllocator& alloc) {
   cv::Mat m;
   try {
     const cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<unsigned char*>(bytes.data()));
@@ -47,7 +48,9 @@ Image decode(std::span<const unsigned char> bytes, const std::string& name, cons
   } catch (const cv::Exception& e) {
     throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image ({})", name, e.err));
   }
-  if (m.empty()) throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image (unknown format, or corrupt or truncated data)", name));
+  if (m.empty())
+    throw Error(ErrorKind::Decode,
+                fmt::format("{}: not a readable image (unknown format, or corrupt or truncated data)", name));
   codec_checks::check_pixel_limit(name, m.cols, m.rows, limits);
   if (m.channels() == 2) throw Error(ErrorKind::Decode, fmt::format("{}: 2-channel images are not supported", name));
   if (m.depth() == CV_64F || m.depth() == CV_16F) m.convertTo(m, CV_MAKETYPE(CV_32F, m.channels()));
@@ -79,7 +82,8 @@ std::vector<unsigned char> encode(const std::string& ext, const ImageView& image
 bool available() { return false; }
 bool can_write(const std::string&, const Format&) { return false; }
 Image decode(std::span<const unsigned char>, const std::string& name, const Limits&, const PixelAllocator&) {
-  throw Error(ErrorKind::Decode, fmt::format("{}: not a readable image (format needs OpenCV, not in this build)", name));
+  throw Error(ErrorKind::Decode,
+              fmt::format("{}: not a readable image (format needs OpenCV, not in this build)", name));
 }
 std::vector<unsigned char> encode(const std::string&, const ImageView&, int) {
   throw Error(ErrorKind::Io, "format needs OpenCV, not in this build");

@@ -9,6 +9,7 @@
 namespace tf::opencv_codecs {
 bool available();
 bool can_write(const std::string& ext, const Format& format);
-Image decode(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits, const PixelAllocator& alloc);
+Image decode(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits,
+             const PixelAllocator& alloc);
 std::vector<unsigned char> encode(const std::string& ext, const ImageView& image, int quality);
 }  // namespace tf::opencv_codecs

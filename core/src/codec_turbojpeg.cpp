@@ -57,7 +57,8 @@ struct FreshHandleUnlessOk {
 // reports only its first warning, so a harmless one can hide a later one; a file cut short is
 // still caught by jpeg_looks_complete before decoding.
 bool harmless_warning(const std::string& message) {
-  for (const char* s : {"extraneous bytes before marker", "unknown JFIF revision", "bad ICC marker", "Unknown Adobe color transform"})
+  for (const char* s :
+       {"extraneous bytes before marker", "unknown JFIF revision", "bad ICC marker", "Unknown Adobe color transform"})
     if (message.find(s) != std::string::npos) return true;
   return false;
 }
@@ -127,7 +128,8 @@ std::optional<Image> decode(std::span<const unsigned char> bytes, const std::str
 std::vector<unsigned char> encode(const ImageView& image, int quality) {
   const int c = image.format.channels;
   if (image.format.type != PixelType::U8 || (c != 1 && c != 3 && c != 4))
-    throw Error(ErrorKind::InvalidArgument, fmt::format("JPEG holds 8-bit gray or RGB, not {}", to_string(image.format)));
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("JPEG holds 8-bit gray or RGB, not {}", to_string(image.format)));
   tjhandle tj = thread_handle(true);
   // RGBX: the fourth byte is skipped, so RGBA is written as its RGB, as stb writes it.
   const int pixel_format = c == 1 ? TJPF_GRAY : c == 3 ? TJPF_RGB : TJPF_RGBX;
@@ -138,9 +140,9 @@ std::vector<unsigned char> encode(const ImageView& image, int quality) {
   const int subsampling = c == 1 ? TJSAMP_GRAY : quality >= 90 ? TJSAMP_444 : TJSAMP_420;
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  const int rc = tjCompress2(tj, reinterpret_cast<const unsigned char*>(image.data), image.width,
-                             static_cast<int>(image.pitch), image.height, pixel_format, &jpeg, &size, subsampling,
-                             quality, 0);
+  const int rc =
+      tjCompress2(tj, reinterpret_cast<const unsigned char*>(image.data), image.width, static_cast<int>(image.pitch),
+                  image.height, pixel_format, &jpeg, &size, subsampling, quality, 0);
   const std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(jpeg, tjFree);
   if (rc != 0) throw Error(ErrorKind::Io, fmt::format("TurboJPEG: {}", tjGetErrorStr2(tj)));
   return {jpeg, jpeg + size};

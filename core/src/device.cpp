@@ -33,7 +33,9 @@ bool FaultInjection::should_fail(const std::string& device_id, int tile, int att
   std::uint32_t h = seed * 2654435761U;
   for (char c : device_id) h = (h ^ static_cast<unsigned char>(c)) * 16777619U;
   h ^= static_cast<std::uint32_t>(tile) * 0x9E3779B9U + static_cast<std::uint32_t>(attempt) * 0x85EBCA6BU;
-  h ^= h >> 15; h *= 0x2C1B3C6DU; h ^= h >> 12;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6DU;
+  h ^= h >> 12;
   return (h % 1000000U) < static_cast<std::uint32_t>(rate * 1000000.0);
 }
 
@@ -85,7 +87,8 @@ DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_ca
       add_cpus(cores);
     } else if (item.starts_with("cpu:")) {
       const int n = parse_int(item.substr(4), spec);
-      if (n < 1 || n > 1024) throw Error(ErrorKind::InvalidArgument, fmt::format("--devices '{}': cpu:N needs 1 <= N <= 1024", spec));
+      if (n < 1 || n > 1024)
+        throw Error(ErrorKind::InvalidArgument, fmt::format("--devices '{}': cpu:N needs 1 <= N <= 1024", spec));
       add_cpus(n);
     } else {
       const int ordinal = parse_int(item, spec);
@@ -93,8 +96,9 @@ DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_ca
       auto it = std::find_if(found.gpus.begin(), found.gpus.end(),
                              [&](const DevicePtr& d) { return d->info().ordinal == ordinal; });
       if (it == found.gpus.end())
-        throw Error(ErrorKind::Device, fmt::format("--devices '{}': there is no GPU {} ({} found{}{})", spec, ordinal,
-                                                   found.gpus.size(), found.message.empty() ? "" : ": ", found.message));
+        throw Error(ErrorKind::Device,
+                    fmt::format("--devices '{}': there is no GPU {} ({} found{}{})", spec, ordinal, found.gpus.size(),
+                                found.message.empty() ? "" : ": ", found.message));
       sel.devices.push_back(*it);
     }
   }
@@ -103,7 +107,8 @@ DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_ca
   for (auto& d : sel.devices)
     if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
   sel.devices = std::move(unique);
-  if (sel.devices.empty()) throw Error(ErrorKind::InvalidArgument, fmt::format("--devices '{}' selects no device", spec));
+  if (sel.devices.empty())
+    throw Error(ErrorKind::InvalidArgument, fmt::format("--devices '{}' selects no device", spec));
   return sel;
 }
 

@@ -101,22 +101,28 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 const std::vector<FilterInfo>& filter_catalog() {
   using K = ParamInfo::Kind;
   static const std::vector<FilterInfo> kCatalog = {
-      {"box", "mean over a (2R+1)x(2R+1) window, like OpenCV blur",
+      {"box",
+       "mean over a (2R+1)x(2R+1) window, like OpenCV blur",
        {{"radius", K::Integer, 1, 127, 1, {}, "", "window radius R in pixels"}}},
-      {"gaussian", "Gaussian blur, taps as OpenCV getGaussianKernel(2R+1, sigma)",
+      {"gaussian",
+       "Gaussian blur, taps as OpenCV getGaussianKernel(2R+1, sigma)",
        {{"sigma", K::Number, 0.1, 42, 1.5, {}, "", "standard deviation in pixels"},
         {"radius", K::Integer, 0, 127, 0, {}, "", "kernel radius R; 0 = ceil(3*sigma)"}}},
-      {"sharpen", "3x3 Laplacian sharpening: centre 1+4A, edge neighbours -A",
+      {"sharpen",
+       "3x3 Laplacian sharpening: centre 1+4A, edge neighbours -A",
        {{"amount", K::Number, 0, 10, 1, {}, "", "strength A"}}},
-      {"unsharp", "unsharp mask: (1+A)*image - A*gaussian(image)",
+      {"unsharp",
+       "unsharp mask: (1+A)*image - A*gaussian(image)",
        {{"sigma", K::Number, 0.1, 42, 1.5, {}, "", "blur standard deviation"},
         {"amount", K::Number, 0, 10, 1, {}, "", "strength A"}}},
-      {"sobel", "Sobel 3x3 derivative (OpenCV Sobel ksize=3), or the gradient magnitude",
+      {"sobel",
+       "Sobel 3x3 derivative (OpenCV Sobel ksize=3), or the gradient magnitude",
        {{"dir", K::Choice, 0, 0, 0, {"x", "y", "magnitude"}, "magnitude", "x, y or magnitude sqrt(gx^2+gy^2)"}}},
       {"laplacian", "3x3 Laplacian [0 1 0; 1 -4 1; 0 1 0] (OpenCV Laplacian ksize=1)", {}},
       {"emboss", "3x3 emboss [-2 -1 0; -1 1 1; 0 1 2]", {}},
       {"identity", "copies the image (a 1x1 kernel); baseline for benchmarks", {}},
-      {"custom", "kernel from a text file, applied like OpenCV filter2D (correlation, anchor at centre)",
+      {"custom",
+       "kernel from a text file, applied like OpenCV filter2D (correlation, anchor at centre)",
        {{"file", K::Path, 0, 0, 0, {}, "", "text file: rows of numbers, spaces or commas, # comments"},
         {"normalize", K::Bool, 0, 1, 0, {}, "", "divide the taps by their sum"}}},
   };
@@ -184,7 +190,9 @@ Stage build_stage(const std::string& name, const std::map<std::string, double>& 
     if (num.at("normalize") != 0) {
       double sum = 0;
       for (float t : k.taps) sum += t;
-      if (sum == 0) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot normalize, the taps sum to 0", text.at("file")));
+      if (sum == 0)
+        throw Error(ErrorKind::InvalidArgument,
+                    fmt::format("{}: cannot normalize, the taps sum to 0", text.at("file")));
       for (float& t : k.taps) t = static_cast<float>(t / sum);
     }
     s.convs.push_back(make_convolution(k));

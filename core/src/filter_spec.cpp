@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,14 +61,16 @@ Stage parse_filter_spec(std::string_view spec) {
       if (eq == std::string_view::npos) throw bad_spec(spec, fmt::format("'{}' is not key=value", item));
       const std::string key(item.substr(0, eq));
       const std::string_view value = item.substr(eq + 1);
-      auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+      auto p =
+          std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
       if (p == info->params.end()) {
         std::string keys;
         for (const auto& q : info->params) keys += (keys.empty() ? "" : ", ") + q.name;
         throw bad_spec(spec, fmt::format("unknown parameter '{}' for {} (parameters: {})", key, name,
                                          keys.empty() ? "none" : keys));
       }
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw bad_spec(spec, fmt::format("'{}' given twice", key));
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        throw bad_spec(spec, fmt::format("'{}' given twice", key));
       seen.push_back(key);
       switch (p->kind) {
         case ParamInfo::Kind::Path:
@@ -106,9 +108,11 @@ Stage parse_filter_spec(std::string_view spec) {
 }
 
 Chain parse_chain(const std::vector<std::string>& specs) {
-  if (specs.empty()) throw Error(ErrorKind::InvalidArgument, "no filter given (use --filter, see `tilefilter filters`)");
+  if (specs.empty())
+    throw Error(ErrorKind::InvalidArgument, "no filter given (use --filter, see `tilefilter filters`)");
   if (specs.size() > kMaxChainLength)
-    throw Error(ErrorKind::Limit, fmt::format("a chain of {} filters is longer than the limit of {}", specs.size(), kMaxChainLength));
+    throw Error(ErrorKind::Limit,
+                fmt::format("a chain of {} filters is longer than the limit of {}", specs.size(), kMaxChainLength));
   Chain chain;
   for (const auto& s : specs) chain.push_back(parse_filter_spec(s));
   return chain;
@@ -127,9 +131,13 @@ Kernel parse_kernel_text(std::string_view text, const std::string& origin) {
     std::vector<double> row;
     std::size_t i = 0;
     while (i < line.size()) {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == ',' || line[i] == '\r' || line[i] == ';')) ++i;
+      while (i < line.size() &&
+             (line[i] == ' ' || line[i] == '\t' || line[i] == ',' || line[i] == '\r' || line[i] == ';'))
+        ++i;
       std::size_t j = i;
-      while (j < line.size() && !(line[j] == ' ' || line[j] == '\t' || line[j] == ',' || line[j] == '\r' || line[j] == ';')) ++j;
+      while (j < line.size() &&
+             !(line[j] == ' ' || line[j] == '\t' || line[j] == ',' || line[j] == '\r' || line[j] == ';'))
+        ++j;
       if (j > i) {
         double v = 0;
         const std::string_view tok = line.substr(i, j - i);
@@ -142,10 +150,12 @@ Kernel parse_kernel_text(std::string_view text, const std::string& origin) {
     }
     if (row.empty()) continue;
     if (!rows.empty() && row.size() != rows[0].size())
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}:{}: row has {} numbers, the first row has {}", origin, line_no, row.size(), rows[0].size()));
-    if (row.size() > static_cast<std::size_t>(kMaxKernelSide) || rows.size() >= static_cast<std::size_t>(kMaxKernelSide))
-      throw Error(ErrorKind::Limit, fmt::format("{}: kernel larger than the limit of {}x{}", origin, kMaxKernelSide, kMaxKernelSide));
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}:{}: row has {} numbers, the first row has {}", origin,
+                                                          line_no, row.size(), rows[0].size()));
+    if (row.size() > static_cast<std::size_t>(kMaxKernelSide) ||
+        rows.size() >= static_cast<std::size_t>(kMaxKernelSide))
+      throw Error(ErrorKind::Limit,
+                  fmt::format("{}: kernel larger than the limit of {}x{}", origin, kMaxKernelSide, kMaxKernelSide));
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: kernel file holds no numbers", origin));
@@ -154,7 +164,8 @@ Kernel parse_kernel_text(std::string_view text, const std::string& origin) {
 
 Kernel load_kernel_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not a kernel file", path));
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not a kernel file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open kernel file ({})", path, std::strerror(errno)));
   const auto size = std::filesystem::file_size(path, ec);

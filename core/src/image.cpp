@@ -34,18 +34,18 @@ ImageView ImageView::sub(const Rect& r) const {
 }
 
 const PixelAllocator& default_allocator() {
-  static const PixelAllocator alloc{
-      [](std::size_t n) -> void* {
-        void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
-        if (!p) throw std::bad_alloc();
-        return p;
-      },
-      [](void* p) { std::free(p); }};
+  static const PixelAllocator alloc{[](std::size_t n) -> void* {
+                                      void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+                                      if (!p) throw std::bad_alloc();
+                                      return p;
+                                    },
+                                    [](void* p) { std::free(p); }};
   return alloc;
 }
 
 Image::Image(int width, int height, Format format, const PixelAllocator& alloc) {
-  if (width <= 0 || height <= 0) throw Error(ErrorKind::InvalidArgument, fmt::format("invalid image size {}x{}", width, height));
+  if (width <= 0 || height <= 0)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("invalid image size {}x{}", width, height));
   if (format.channels < 1 || format.channels > 4) throw Error(ErrorKind::InvalidArgument, "channels must be 1..4");
   // Rows start on 64-byte boundaries: wide loads on the CPU, aligned 2-D copies to the GPU.
   const std::size_t pitch = (static_cast<std::size_t>(width) * format.pixel_bytes() + 63) / 64 * 64;

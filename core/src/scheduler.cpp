@@ -65,7 +65,12 @@ class Run {
  public:
   Run(const TileJob& job, const std::vector<DevicePtr>& devices, const JobOptions& opt, std::vector<Tile> tiles,
       Telemetry& telemetry, JobReport& report)
-      : job_(job), devices_(devices), opt_(opt), telemetry_(telemetry), report_(report), total_(static_cast<int>(tiles.size())) {
+      : job_(job),
+        devices_(devices),
+        opt_(opt),
+        telemetry_(telemetry),
+        report_(report),
+        total_(static_cast<int>(tiles.size())) {
     for (auto& t : tiles) queue_.push_back({t, 0, {}});
     report_.tiles_per_device.assign(devices.size() + 1, 0);
   }
@@ -99,7 +104,8 @@ class Run {
     std::unique_lock lock(mutex_);
     for (;;) {
       if (error_ || cancelled()) return std::nullopt;
-      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTile& q) { return !q.failed_on.count(device); });
+      auto it =
+          std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTile& q) { return !q.failed_on.count(device); });
       if (it != queue_.end()) {
         QueuedTile t = std::move(*it);
         queue_.erase(it);
@@ -200,11 +206,13 @@ class Run {
 std::pair<int, int> band_of(const ImageView& src, const JobOptions& options) {
   const int end = options.end_row > 0 ? options.end_row : src.height;
   if (options.first_row < 0 || options.first_row >= end || end > src.height)
-    throw Error(ErrorKind::InvalidArgument, fmt::format("rows {}..{} outside the image's {} rows", options.first_row, end, src.height));
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("rows {}..{} outside the image's {} rows", options.first_row, end, src.height));
   return {options.first_row, end};
 }
 
-void check_arguments(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices) {
+void check_arguments(const ImageView& src, const ImageView& dst, const Chain& chain,
+                     const std::vector<DevicePtr>& devices) {
   if (!src.data || !dst.data) throw Error(ErrorKind::InvalidArgument, "empty image");
   if (src.width != dst.width || src.height != dst.height || !(src.format == dst.format))
     throw Error(ErrorKind::InvalidArgument, "source and destination differ in size or format");
@@ -214,8 +222,8 @@ void check_arguments(const ImageView& src, const ImageView& dst, const Chain& ch
   if (devices.empty()) throw Error(ErrorKind::InvalidArgument, "no device");
 }
 
-JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices,
-                   const JobOptions& options, Telemetry& telemetry) {
+JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain,
+                   const std::vector<DevicePtr>& devices, const JobOptions& options, Telemetry& telemetry) {
   TileJob job{src, dst, &chain, options.border, options.faults};
   JobReport report;
   const auto [first, end] = band_of(src, options);
@@ -237,8 +245,8 @@ JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chai
 
 }  // namespace
 
-JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain, const std::vector<DevicePtr>& devices,
-                     const JobOptions& options) {
+JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
+                     const std::vector<DevicePtr>& devices, const JobOptions& options) {
   check_arguments(src, dst, chain, devices);
   for (auto& d : devices)
     if (options.schedule.streams_per_device > 0) d->set_lanes(options.schedule.streams_per_device);
@@ -250,8 +258,9 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
     report = run_pass(src, dst, chain, devices, options, telemetry);
   } else {
     if (options.first_row != 0 || (options.end_row != 0 && options.end_row != src.height))
-      throw Error(ErrorKind::InvalidArgument, "this chain runs filter by filter over the whole image (wrap border or an "
-                                              "image smaller than its halo) and cannot be filtered in bands");
+      throw Error(ErrorKind::InvalidArgument,
+                  "this chain runs filter by filter over the whole image (wrap border or an "
+                  "image smaller than its halo) and cannot be filtered in bands");
     Image scratch[2];
     ImageView in = src;
     for (std::size_t s = 0; s < chain.size(); ++s) {
@@ -267,7 +276,8 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
       if (s == 0) report = pass;
       else {
         report.tiles += pass.tiles;
-        for (std::size_t d = 0; d < pass.tiles_per_device.size(); ++d) report.tiles_per_device[d] += pass.tiles_per_device[d];
+        for (std::size_t d = 0; d < pass.tiles_per_device.size(); ++d)
+          report.tiles_per_device[d] += pass.tiles_per_device[d];
         report.failures.insert(report.failures.end(), pass.failures.begin(), pass.failures.end());
       }
       in = out;
@@ -293,8 +303,8 @@ bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vec
   return true;
 }
 
-Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& options,
-                   JobReport* report) {
+Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,
+                   const JobOptions& options, JobReport* report) {
   Image dst(src.width(), src.height(), src.format());
   JobReport r = run_filter(src.view(), dst.view(), chain, devices, options);
   if (report) *report = std::move(r);

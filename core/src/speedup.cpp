@@ -63,21 +63,26 @@ void classify_bound(SpeedupResult& r) {
     wall += d.busy_s + d.idle_s;
   }
   const double eff = last.speedup / last.ideal;
-  const std::string scaling = fmt::format("{:.2f}x on {} devices ({:.0f}% of ideal)", last.speedup, last.device_count, eff * 100);
+  const std::string scaling =
+      fmt::format("{:.2f}x on {} devices ({:.0f}% of ideal)", last.speedup, last.device_count, eff * 100);
   if (compute > 0 && up + down + kernel == 0) {
     r.bound = "CPU compute";
-    r.explanation = fmt::format("CPU workers: compute-bound, {}; more workers help until the cores or memory bandwidth run out.", scaling);
+    r.explanation = fmt::format(
+        "CPU workers: compute-bound, {}; more workers help until the cores or memory bandwidth run out.", scaling);
   } else if (wall > 0 && idle / wall > 0.5) {
     r.bound = "host";
-    r.explanation = fmt::format("Devices idle {:.0f}% of the time: the host (tiling, copies, launch) is the bound, {}; the work is too small to share.",
-                                100 * idle / wall, scaling);
+    r.explanation = fmt::format(
+        "Devices idle {:.0f}% of the time: the host (tiling, copies, launch) is the bound, {}; the work is too small to share.",
+        100 * idle / wall, scaling);
   } else if (up + down > kernel) {
     r.bound = "PCIe";
-    r.explanation = fmt::format("Transfers take {:.0f}% of device time: PCIe-bound, {}; it scales because each GPU has its own link.",
-                                100 * (up + down) / (up + down + kernel), scaling);
+    r.explanation = fmt::format(
+        "Transfers take {:.0f}% of device time: PCIe-bound, {}; it scales because each GPU has its own link.",
+        100 * (up + down) / (up + down + kernel), scaling);
   } else {
     r.bound = "compute";
-    r.explanation = fmt::format("Kernels take {:.0f}% of device time: compute-bound, {}.", 100 * kernel / (up + down + kernel), scaling);
+    r.explanation = fmt::format("Kernels take {:.0f}% of device time: compute-bound, {}.",
+                                100 * kernel / (up + down + kernel), scaling);
   }
 }
 

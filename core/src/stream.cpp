@@ -5,6 +5,7 @@
 // stays at four bands. Rows shared by neighbouring windows are carried over, never decoded twice.
 #include "tilefilter/stream.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -14,7 +15,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -51,7 +51,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::size_t default_budget() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  const std::size_t ram = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : (8ULL << 30);
+  const std::size_t ram =
+      pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : (8ULL << 30);
   return std::clamp(ram / 8, std::size_t{256} << 20, std::size_t{2} << 30);
 }
 
@@ -89,7 +90,7 @@ class Channel {
 };
 
 struct Band {
-  int first = 0, end = 0;          // output rows
+  int first = 0, end = 0;                // output rows
   int window_first = 0, window_end = 0;  // input rows held
 };
 
@@ -121,7 +122,8 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   Metadata metadata = options.write.strip ? Metadata{} : info.metadata;
   WriteOptions write = options.write;
   write.gray_alpha = write.gray_alpha || info.stored_channels == 2;
-  if (write.compression.empty() && !info.compression.empty() && info.codec == "libtiff") write.compression = info.compression;
+  if (write.compression.empty() && !info.compression.empty() && info.codec == "libtiff")
+    write.compression = info.compression;
   report.encoder = encoder_for(output, info.format);
 
   const Halo halo = chain_halo(chain);
@@ -139,8 +141,9 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   // chain's intermediate borders) then lie inside the first and last windows.
   const int min_rows = 2 * (halo.top + halo.bottom) + 2;
   const std::size_t working = cpu_working_sets(shape, chain, devices, job);
-  int rows = options.band_rows > 0 ? options.band_rows
-                                   : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
+  int rows = options.band_rows > 0
+                 ? options.band_rows
+                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
   rows = std::min(std::max(rows, min_rows), H);
   if (one_band) {
     rows = H;
@@ -324,12 +327,27 @@ Image apply_orientation(const ImageView& src, int orientation) {
       int sx = x, sy = y;
       switch (orientation) {
         case 2: sx = src.width - 1 - x; break;
-        case 3: sx = src.width - 1 - x; sy = src.height - 1 - y; break;
+        case 3:
+          sx = src.width - 1 - x;
+          sy = src.height - 1 - y;
+          break;
         case 4: sy = src.height - 1 - y; break;
-        case 5: sx = y; sy = x; break;
-        case 6: sx = y; sy = src.height - 1 - x; break;
-        case 7: sx = src.width - 1 - y; sy = src.height - 1 - x; break;
-        case 8: sx = src.width - 1 - y; sy = x; break;
+        case 5:
+          sx = y;
+          sy = x;
+          break;
+        case 6:
+          sx = y;
+          sy = src.height - 1 - x;
+          break;
+        case 7:
+          sx = src.width - 1 - y;
+          sy = src.height - 1 - x;
+          break;
+        case 8:
+          sx = src.width - 1 - y;
+          sy = x;
+          break;
         default: break;
       }
       std::memcpy(out + x * ps, src.row(sy) + static_cast<std::size_t>(sx) * ps, ps);

@@ -45,9 +45,15 @@ std::vector<DeviceSummary> summarize(const std::vector<StageRecord>& records,
     auto& s = out[r.device];
     const double d = r.t1 - r.t0;
     switch (r.stage) {
-      case StageKind::Upload: s.upload_s += d; s.bytes_up += r.bytes; break;
+      case StageKind::Upload:
+        s.upload_s += d;
+        s.bytes_up += r.bytes;
+        break;
       case StageKind::Kernel: s.kernel_s += d; break;
-      case StageKind::Download: s.download_s += d; s.bytes_down += r.bytes; break;
+      case StageKind::Download:
+        s.download_s += d;
+        s.bytes_down += r.bytes;
+        break;
       default: s.compute_s += d; break;
     }
     intervals[r.device].push_back({r.t0, r.t1});

@@ -9,13 +9,18 @@ namespace tf {
 namespace {
 
 std::uint32_t hash(std::uint32_t x) {  // lowbias32
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 
 float unit_noise(std::uint32_t seed, int x, int y, int c) {
   return static_cast<float>(hash(seed ^ hash(static_cast<std::uint32_t>(x) * 73856093U ^
-                                             hash(static_cast<std::uint32_t>(y) * 19349663U + c))) >> 8) *
+                                             hash(static_cast<std::uint32_t>(y) * 19349663U + c))) >>
+                            8) *
          (1.0f / 16777216.0f);
 }
 
@@ -58,14 +63,16 @@ void fill_test_rows(const ImageView& rows, int first_row, int image_height, std:
     const int y = first_row + r;
     for (int x = 0; x < width; ++x) {
       for (int c = 0; c < format.channels; ++c) {
-        float f = pattern == Pattern::Photo ? photo_value(seed, width, height, x, y, c)
+        float f = pattern == Pattern::Photo   ? photo_value(seed, width, height, x, y, c)
                   : pattern == Pattern::Chart ? chart_value(seed, x, y, c)
                                               : unit_noise(seed, x, y, c);
         if (format.channels == 4 && c == 3 && pattern == Pattern::Photo) f = 0.6f + 0.4f * f;  // mostly opaque
         const std::size_t i = static_cast<std::size_t>(x) * format.channels + c;
         switch (format.type) {
           case PixelType::U8: v.row_as<std::uint8_t>(y)[i] = static_cast<std::uint8_t>(std::lround(f * 255)); break;
-          case PixelType::U16: v.row_as<std::uint16_t>(y)[i] = static_cast<std::uint16_t>(std::lround(f * 65535)); break;
+          case PixelType::U16:
+            v.row_as<std::uint16_t>(y)[i] = static_cast<std::uint16_t>(std::lround(f * 65535));
+            break;
           case PixelType::F32: v.row_as<float>(y)[i] = f; break;
         }
       }

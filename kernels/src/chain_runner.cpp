@@ -84,8 +84,8 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     const Stage& stage = chain[s];
     DeviceRegion out{buffers.stage[s % 2].data(), device_pitch(sp.computed.width, ps)};
     ConvArgs a;
-    a.in = {in.data, in.pitch, maps + sp.xmap, maps + sp.ymap, sp.plane.width, sp.plane.height, fill,
-            sp.x_span.lo, sp.x_span.hi, sp.x_span.shift, sp.y_span.lo, sp.y_span.hi, sp.y_span.shift};
+    a.in = {in.data,      in.pitch,     maps + sp.xmap,  maps + sp.ymap, sp.plane.width, sp.plane.height, fill,
+            sp.x_span.lo, sp.x_span.hi, sp.x_span.shift, sp.y_span.lo,   sp.y_span.hi,   sp.y_span.shift};
     a.out = out.data;
     a.out_pitch = out.pitch;
     a.scratch = buffers.scratch.as<float>();
@@ -101,10 +101,15 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
       a.kw = conv.kernel.width;
       a.kh = conv.kernel.height;
       a.taps = taps.at(s, c);
-      a.epilogue = stage.combine == Combine::Magnitude ? (c == 0 ? Epilogue::StoreFloat : Epilogue::Magnitude)
-                                                       : Epilogue::Store;
-      const ConvProblem problem{conv.separable ? ConvKind::Separable : ConvKind::General, type, format.channels,
-                                a.width, a.height, a.kw, a.kh};
+      a.epilogue =
+          stage.combine == Combine::Magnitude ? (c == 0 ? Epilogue::StoreFloat : Epilogue::Magnitude) : Epilogue::Store;
+      const ConvProblem problem{conv.separable ? ConvKind::Separable : ConvKind::General,
+                                type,
+                                format.channels,
+                                a.width,
+                                a.height,
+                                a.kw,
+                                a.kh};
       const LaunchShape shape = choose_launch_shape(problem, multiprocessors);
       launch_conv(shape, a, stream);
       if (launched) launched->push_back(shape);

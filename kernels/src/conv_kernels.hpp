@@ -68,10 +68,10 @@ struct ConvArgs {
 // in docs/performance.md.
 struct KernelSchedule {
   static constexpr int kThreads = 128;
-  static constexpr int kRun = 8;             // output pixels per thread along x
-  static constexpr int kBlockWidth = 32;     // output pixels per block along x
-  static constexpr int kSepStepRows = 32;    // separable: output rows per column-pass step
-  static constexpr int kGeneralRows = 64;    // 2-D: output rows per block (2 per thread)
+  static constexpr int kRun = 8;           // output pixels per thread along x
+  static constexpr int kBlockWidth = 32;   // output pixels per block along x
+  static constexpr int kSepStepRows = 32;  // separable: output rows per column-pass step
+  static constexpr int kGeneralRows = 64;  // 2-D: output rows per block (2 per thread)
 };
 
 // Shared memory of a Hopper (sm_90) multiprocessor: 228 KiB, of which the runtime reserves 1 KiB

@@ -38,7 +38,8 @@ long long fmas_per_pixel(const Chain& chain) {
   long long n = 0;
   for (const auto& stage : chain)
     for (const auto& c : stage.convs)
-      n += c.separable ? static_cast<long long>(c.row.size() + c.col.size()) : static_cast<long long>(c.kernel.taps.size());
+      n += c.separable ? static_cast<long long>(c.row.size() + c.col.size())
+                       : static_cast<long long>(c.kernel.taps.size());
   return n;
 }
 
@@ -200,9 +201,10 @@ class CudaDevice final : public Device {
     if (projected > l.buffers.bytes()) {
       const std::size_t allowed = lane_budget(chain);
       if (projected > allowed)
-        throw Error(ErrorKind::Limit, fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use",
-                                                  info_.id, tile.index, tile.out.width, tile.out.height,
-                                                  projected / 1048576.0, allowed / 1048576.0));
+        throw Error(
+            ErrorKind::Limit,
+            fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use", info_.id,
+                        tile.index, tile.out.width, tile.out.height, projected / 1048576.0, allowed / 1048576.0));
       const std::size_t before = l.buffers.bytes();
       l.buffers.reserve(needs, ordinal_);
       reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
@@ -232,15 +234,15 @@ class CudaDevice final : public Device {
       for (const auto& yr : plan.rows)
         for (const auto& xr : plan.columns)
           for (int r = 0; r < yr.length; ++r)
-            std::memcpy(h_up + (yr.compact + r) * up_pitch + xr.compact * ps, job.src.row(yr.source + r) + xr.source * ps,
-                        xr.length * ps);
+            std::memcpy(h_up + (yr.compact + r) * up_pitch + xr.compact * ps,
+                        job.src.row(yr.source + r) + xr.source * ps, xr.length * ps);
       TF_CUDA_CHECK(cudaMemcpyAsync(d_up, h_up, up_pitch * plan.upload_height, cudaMemcpyHostToDevice, s));
       up_bytes += up_pitch * plan.upload_height;
     }
     TF_CUDA_CHECK(cudaEventRecord(l.upload_done.get(), s));
 
-    const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border,
-                                       info_.multiprocessors, s);
+    const DeviceRegion out =
+        run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border, info_.multiprocessors, s);
     TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
 
     // Download only the tile's interior.
@@ -269,8 +271,7 @@ class CudaDevice final : public Device {
     const double t3 = telemetry.seconds_since_epoch(done), t2 = t3 - down_s, t1 = t2 - kernel_s, t0 = t1 - up_s;
     telemetry.add({work.device_index, work.lane, StageKind::Upload, tile.index, t0, t1, up_bytes});
     telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, t1, t2, 0});
-    telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index, t2, t3,
-                   row_bytes * tile.out.height});
+    telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index, t2, t3, row_bytes * tile.out.height});
   }
 
   static bool kernels_run_here(std::string* why);
@@ -291,7 +292,9 @@ bool CudaDevice::kernels_run_here(std::string* why) { return kernels_supported(w
 
 }  // namespace
 
-DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap) { return std::make_shared<CudaDevice>(ordinal, memory_cap); }
+DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap) {
+  return std::make_shared<CudaDevice>(ordinal, memory_cap);
+}
 
 std::string pci_bus_id(int ordinal) {
   char id[32] = {};

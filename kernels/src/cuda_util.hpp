@@ -11,9 +11,9 @@ namespace tf::cuda {
 // Throws tf::Error(ErrorKind::Device, "EXPR at FILE:LINE: MESSAGE"), clearing CUDA's last error.
 [[noreturn]] void throw_cuda_error(cudaError_t error, const char* expr, const char* file, int line);
 
-#define TF_CUDA_CHECK(expr)                                                              \
-  do {                                                                                   \
-    const cudaError_t tf_cuda_error_ = (expr);                                           \
+#define TF_CUDA_CHECK(expr)                                                                                     \
+  do {                                                                                                          \
+    const cudaError_t tf_cuda_error_ = (expr);                                                                  \
     if (tf_cuda_error_ != cudaSuccess) ::tf::cuda::throw_cuda_error(tf_cuda_error_, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -36,7 +36,10 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   ~DeviceBuffer() { release(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept { swap(o); return *this; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 

@@ -44,7 +44,8 @@ const Api& api() {
   std::call_once(once, [] {
     a.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a.lib) return;
-    const bool bound = bind(a.lib, "nvmlInit_v2", a.init) && bind(a.lib, "nvmlDeviceGetHandleByPciBusId_v2", a.by_bus_id) &&
+    const bool bound = bind(a.lib, "nvmlInit_v2", a.init) &&
+                       bind(a.lib, "nvmlDeviceGetHandleByPciBusId_v2", a.by_bus_id) &&
                        bind(a.lib, "nvmlDeviceGetUtilizationRates", a.utilization) &&
                        bind(a.lib, "nvmlDeviceGetMemoryInfo", a.memory) &&
                        bind(a.lib, "nvmlDeviceGetCurrPcieLinkGeneration", a.link_gen) &&
@@ -75,7 +76,8 @@ std::string pcie_link(const std::string& bus_id) {
   unsigned gen = 0, width = 0, max_gen = 0, max_width = 0;
   if (a.link_gen(*h, &gen) != 0 || a.link_width(*h, &width) != 0) return {};
   std::string link = fmt::format("PCIe gen{} x{}", gen, width);
-  if (a.max_link_gen(*h, &max_gen) == 0 && a.max_link_width(*h, &max_width) == 0 && (max_gen != gen || max_width != width))
+  if (a.max_link_gen(*h, &max_gen) == 0 && a.max_link_width(*h, &max_width) == 0 &&
+      (max_gen != gen || max_width != width))
     link += fmt::format(" (max gen{} x{})", max_gen, max_width);
   return link;
 }

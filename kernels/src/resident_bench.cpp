@@ -45,8 +45,9 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   std::vector<std::unique_ptr<Band>> bands;
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     if (!cpu::chain_fits_tile(chain, tiles[i], src.width, src.height, border.mode))
-      throw Error(ErrorKind::InvalidArgument,
-                  "device-resident benchmark: this chain cannot run in one pass with this border; bench its filters one by one");
+      throw Error(
+          ErrorKind::InvalidArgument,
+          "device-resident benchmark: this chain cannot run in one pass with this border; bench its filters one by one");
     const int ordinal = ordinals[i];
     ScopedDevice on(ordinal);
     auto b = std::make_unique<Band>(ordinal, tiles[i]);
@@ -63,8 +64,9 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
     auto* d_up = b->buffers.upload.as<std::byte>();
     for (const auto& yr : b->plan.rows)
       for (const auto& xr : b->plan.columns)
-        TF_CUDA_CHECK(cudaMemcpy2D(d_up + yr.compact * pitch + xr.compact * ps, pitch, src.row(yr.source) + xr.source * ps,
-                                   src.pitch, xr.length * ps, yr.length, cudaMemcpyHostToDevice));
+        TF_CUDA_CHECK(cudaMemcpy2D(d_up + yr.compact * pitch + xr.compact * ps, pitch,
+                                   src.row(yr.source) + xr.source * ps, src.pitch, xr.length * ps, yr.length,
+                                   cudaMemcpyHostToDevice));
     bands.push_back(std::move(b));
   }
 
@@ -76,8 +78,9 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
       ScopedDevice on(b.device);
       TF_CUDA_CHECK(cudaEventRecord(b.start.get(), b.stream.get()));
       shapes[i].clear();
-      outputs[i] = run_chain(chain, b.plan, b.taps, b.buffers, {b.buffers.upload.data(), device_pitch(b.plan.upload_width, ps)},
-                             src.format, border, b.multiprocessors, b.stream.get(), &shapes[i]);
+      outputs[i] =
+          run_chain(chain, b.plan, b.taps, b.buffers, {b.buffers.upload.data(), device_pitch(b.plan.upload_width, ps)},
+                    src.format, border, b.multiprocessors, b.stream.get(), &shapes[i]);
       TF_CUDA_CHECK(cudaEventRecord(b.stop.get(), b.stream.get()));
     }
   };
@@ -108,7 +111,8 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
     }
   }
   for (std::size_t i = 0; i < bands.size(); ++i)
-    for (const LaunchShape& shape : shapes[i]) result.launches.push_back(fmt::format("gpu{}: {}", bands[i]->device, describe(shape)));
+    for (const LaunchShape& shape : shapes[i])
+      result.launches.push_back(fmt::format("gpu{}: {}", bands[i]->device, describe(shape)));
   std::vector<double> sorted = result.seconds;
   std::sort(sorted.begin(), sorted.end());
   result.median_s = sorted[sorted.size() / 2];
@@ -145,8 +149,11 @@ PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes) 
       const auto t0 = std::chrono::steady_clock::now();
       for (auto& g : gpus) {
         ScopedDevice on(g->device);
-        if (h2d) TF_CUDA_CHECK(cudaMemcpyAsync(g->d_in.data(), g->h_in.data(), bytes, cudaMemcpyHostToDevice, g->up.get()));
-        if (d2h) TF_CUDA_CHECK(cudaMemcpyAsync(g->h_out.data(), g->d_out.data(), bytes, cudaMemcpyDeviceToHost, g->down.get()));
+        if (h2d)
+          TF_CUDA_CHECK(cudaMemcpyAsync(g->d_in.data(), g->h_in.data(), bytes, cudaMemcpyHostToDevice, g->up.get()));
+        if (d2h)
+          TF_CUDA_CHECK(
+              cudaMemcpyAsync(g->h_out.data(), g->d_out.data(), bytes, cudaMemcpyDeviceToHost, g->down.get()));
       }
       for (auto& g : gpus) {
         ScopedDevice on(g->device);

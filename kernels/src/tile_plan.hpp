@@ -26,10 +26,10 @@ struct ConvPlacement {
 };
 
 struct StagePlan {
-  Rect plane;      // input plane in image coordinates (may extend past the image)
-  Rect computed;   // output pixels computed: the stage's output rectangle inside the image
-  int xmap = 0;    // offset of the plane's column map in TilePlan::maps (plane.width entries)
-  int ymap = 0;    // offset of its row map (plane.height entries)
+  Rect plane;     // input plane in image coordinates (may extend past the image)
+  Rect computed;  // output pixels computed: the stage's output rectangle inside the image
+  int xmap = 0;   // offset of the plane's column map in TilePlan::maps (plane.width entries)
+  int ymap = 0;   // offset of its row map (plane.height entries)
   std::vector<ConvPlacement> convs;
   // The longest span of each map that is a plain shift: map[i] = i + shift for lo <= i < hi.
   struct Span {

@@ -34,7 +34,8 @@ std::vector<unsigned char> read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
   fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed) {
@@ -60,7 +61,8 @@ MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed) {
   const auto good = read_bytes(root + "/b.jpg");
   write_bytes(root + "/sub/truncated.jpg", std::vector<unsigned char>(good.begin(), good.begin() + good.size() / 2));
   const auto png = read_bytes(root + "/a.png");
-  write_bytes(root + "/sub/deep/truncated.png", std::vector<unsigned char>(png.begin(), png.begin() + png.size() * 2 / 3));
+  write_bytes(root + "/sub/deep/truncated.png",
+              std::vector<unsigned char>(png.begin(), png.begin() + png.size() * 2 / 3));
   std::vector<unsigned char> corrupt(4000);
   std::mt19937 rng(seed);
   for (auto& b : corrupt) b = static_cast<unsigned char>(rng());
@@ -79,7 +81,8 @@ MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed) {
   return m;
 }
 
-std::vector<std::string> make_flat_folder(const std::string& root, int count, int width, int height, std::uint32_t seed) {
+std::vector<std::string> make_flat_folder(const std::string& root, int count, int width, int height,
+                                          std::uint32_t seed) {
   std::vector<std::string> names;
   for (int i = 0; i < count; ++i) {
     const std::string name = fmt::format("img{:03}.{}", i, i % 2 ? "png" : "jpg");
@@ -112,7 +115,8 @@ std::vector<std::string> files_under(const std::string& dir) {
   return out;
 }
 
-pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log, const std::vector<std::string>& extra_env) {
+pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log,
+                const std::vector<std::string>& extra_env) {
   std::vector<std::string> argv_s{TF_CLI_PATH};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -20,7 +20,8 @@ struct MixedFolder {
 MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed);
 
 // `count` images of `width` x `height` (JPEG and PNG alternating, seeds from `seed`), flat.
-std::vector<std::string> make_flat_folder(const std::string& root, int count, int width, int height, std::uint32_t seed);
+std::vector<std::string> make_flat_folder(const std::string& root, int count, int width, int height,
+                                          std::uint32_t seed);
 
 std::vector<unsigned char> read_bytes(const std::string& path);
 void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes);
@@ -32,7 +33,8 @@ std::vector<std::string> files_under(const std::string& dir);
 
 // The CLI as a child process (stdout and stderr to `log`); wait_cli returns the exit code, or
 // 128 + signal, and the child's resource usage.
-pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log, const std::vector<std::string>& extra_env = {});
+pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log,
+                const std::vector<std::string>& extra_env = {});
 int wait_cli(pid_t pid, struct rusage* usage = nullptr);
 std::string read_text(const std::string& path);
 

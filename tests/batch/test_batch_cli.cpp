@@ -28,7 +28,8 @@ void expect_same_output(const std::string& batch_out, const std::string& apply_o
   const Image a = decode_file(batch_out), b = decode_file(apply_out);
   EXPECT_TRUE(same_pixels(a.view(), b.view())) << batch_out << " differs from apply's " << apply_out;
   const std::string ext = fs::path(batch_out).extension().string();
-  if (ext != ".tif") EXPECT_TRUE(read_bytes(batch_out) == read_bytes(apply_out)) << batch_out << ": bytes differ from apply's";
+  if (ext != ".tif")
+    EXPECT_TRUE(read_bytes(batch_out) == read_bytes(apply_out)) << batch_out << ": bytes differ from apply's";
 }
 
 TEST(BatchCli, MixedFolderMatchesApplyFileByFile) {
@@ -37,8 +38,8 @@ TEST(BatchCli, MixedFolderMatchesApplyFileByFile) {
   const MixedFolder m = make_mixed_folder(in, test_seed(40));
   const std::string filters = fmt::format("--filter {} --filter sharpen:amount=0.5", kBatchFilter);
   std::string log;
-  const int rc = run_cli(fmt::format("batch {} {} -r {} --devices cpu:2 --quality 90 --report {}", quoted(in), quoted(out), filters,
-                                     quoted(report_path)),
+  const int rc = run_cli(fmt::format("batch {} {} -r {} --devices cpu:2 --quality 90 --report {}", quoted(in),
+                                     quoted(out), filters, quoted(report_path)),
                          &log);
   EXPECT_EQ(rc, 3) << "some files are broken, the rest must succeed\n" << log;
 
@@ -66,7 +67,8 @@ TEST(BatchCli, MixedFolderMatchesApplyFileByFile) {
     const std::string apply_out = ref + "/" + rel_out;
     fs::create_directories(fs::path(apply_out).parent_path());
     std::string apply_log;
-    const int apply_rc = run_cli(fmt::format("apply {} {} {} --devices cpu:1 --quality 90 -q", quoted(in + "/" + rel), quoted(apply_out), filters),
+    const int apply_rc = run_cli(fmt::format("apply {} {} {} --devices cpu:1 --quality 90 -q", quoted(in + "/" + rel),
+                                             quoted(apply_out), filters),
                                  &apply_log);
     if (apply_rc != 0) {  // e.g. a 16-bit PNG in a build without OpenCV: batch must fail it too
       EXPECT_EQ(status, "failed") << apply_log;
@@ -118,8 +120,11 @@ TEST(BatchCli, ExitCodes) {
   write_bytes(bad + "/y.jpg", {0xFF, 0xD8, 0xFF, 0, 1});
   fs::create_directories(empty);
   std::string log;
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(good), quoted(dir / "o1")), &log), 0) << log;
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(bad), quoted(dir / "o2")), &log), 1) << "nothing done\n" << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(good), quoted(dir / "o1")), &log), 0)
+      << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1", quoted(bad), quoted(dir / "o2")), &log), 1)
+      << "nothing done\n"
+      << log;
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(empty), quoted(dir / "o3")), &log), 1) << log;
   EXPECT_NE(log.find("no image files"), std::string::npos) << log;
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(dir / "missing"), quoted(dir / "o4")), &log), 1) << log;
@@ -128,11 +133,17 @@ TEST(BatchCli, ExitCodes) {
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -r -f box", quoted(good), quoted(good + "/out")), &log), 2) << log;
   EXPECT_NE(log.find("--exclude"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(good + "/out"));
-  EXPECT_EQ(run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --devices cpu:1", quoted(good), quoted(good + "/out")), &log), 0)
+  EXPECT_EQ(
+      run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --devices cpu:1", quoted(good), quoted(good + "/out")),
+              &log),
+      0)
       << log;
   EXPECT_EQ(files_under(good + "/out").size(), 2u);
   // Running it again with --resume walks past the excluded folder and redoes nothing.
-  EXPECT_EQ(run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --resume", quoted(good), quoted(good + "/out")), &log), 0) << log;
+  EXPECT_EQ(
+      run_cli(fmt::format("batch {0} {1} -r --exclude {1} -f box --resume", quoted(good), quoted(good + "/out")), &log),
+      0)
+      << log;
   EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
   // The input folder as output: refused.
   EXPECT_EQ(run_cli(fmt::format("batch {0} {0} -f box", quoted(good)), &log), 2) << log;
@@ -149,20 +160,27 @@ TEST(BatchCli, ResumeRefusesAFolderMadeByAnotherJob) {
   const auto before = read_bytes(out + "/p0.png");
   // Another filter, or another border: --resume would keep outputs the new job would not make.
   for (const char* other : {"-f gaussian:sigma=2", "-f box --border wrap"}) {
-    EXPECT_EQ(run_cli(fmt::format("batch {} {} {} --resume --devices cpu:1", quoted(in), quoted(out), other), &log), 2) << log;
+    EXPECT_EQ(run_cli(fmt::format("batch {} {} {} --resume --devices cpu:1", quoted(in), quoted(out), other), &log), 2)
+        << log;
     EXPECT_NE(log.find("--resume would mix two jobs"), std::string::npos) << log;
     EXPECT_NE(log.find("box"), std::string::npos) << "names the earlier job's filters\n" << log;
     EXPECT_TRUE(read_bytes(out + "/p0.png") == before) << "nothing written";
   }
   // The same job resumes; without --resume another job redoes every file and takes the folder over.
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0)
+      << log;
   EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --devices cpu:1", quoted(in), quoted(out)), &log), 0)
+      << log;
   EXPECT_FALSE(read_bytes(out + "/p0.png") == before);
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_EQ(
+      run_cli(fmt::format("batch {} {} -f gaussian:sigma=2 --resume --devices cpu:1", quoted(in), quoted(out)), &log),
+      0)
+      << log;
   // A folder without a record (made by hand, or by an older version) resumes, saying so.
   fs::remove(out + "/.tilefilter-batch.json");
-  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0) << log;
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --resume --devices cpu:1", quoted(in), quoted(out)), &log), 0)
+      << log;
   EXPECT_NE(log.find("no record of an earlier job"), std::string::npos) << log;
 }
 

@@ -30,9 +30,7 @@ class FakeGpu final : public Device {
   }
   const DeviceInfo& info() const override { return info_; }
   TileSize preferred_tile(const TileJob& job) const override { return cpu_->preferred_tile(job); }
-  void process(const TileWork& work) override {
-    cpu_->process(work);
-  }
+  void process(const TileWork& work) override { cpu_->process(work); }
   std::optional<DeviceSample> sample() const override { return DeviceSample{42.0, 0, 0}; }
 
  private:
@@ -90,9 +88,11 @@ TEST(BatchPipeline, WholeAndSplitImagesGiveTheReferenceBits) {
   const std::string in = dir / "in";
   fs::create_directories(in);
   std::uint32_t seed = test_seed(70);
-  const std::vector<std::pair<int, int>> sizes = {{50, 40}, {300, 200}, {701, 499}, {1, 1}, {5, 333}, {640, 480}, {97, 1201}};
+  const std::vector<std::pair<int, int>> sizes = {{50, 40}, {300, 200}, {701, 499}, {1, 1},
+                                                  {5, 333}, {640, 480}, {97, 1201}};
   for (std::size_t i = 0; i < sizes.size(); ++i)
-    encode_file(in + fmt::format("/i{}.png", i), random_image(sizes[i].first, sizes[i].second, Format{PixelType::U8, i % 2 ? 4 : 3}, seed++).view());
+    encode_file(in + fmt::format("/i{}.png", i),
+                random_image(sizes[i].first, sizes[i].second, Format{PixelType::U8, i % 2 ? 4 : 3}, seed++).view());
   const std::vector<std::string> specs = {kBatchFilter, "sobel"};
   const Chain chain = parse_chain(specs);
 
@@ -180,7 +180,8 @@ TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {
     if (f.status == Status::Ok) EXPECT_NO_THROW(decode_file(f.output));
     if (f.status == Status::Cancelled) {
       EXPECT_FALSE(fs::exists(f.output));
-      EXPECT_NE(f.reason.find("not started"), std::string::npos) << "a plain cancel finishes what is in flight: " << f.reason;
+      EXPECT_NE(f.reason.find("not started"), std::string::npos)
+          << "a plain cancel finishes what is in flight: " << f.reason;
     }
   }
   EXPECT_TRUE(temporaries_under(out).empty());

@@ -62,7 +62,8 @@ TEST(BatchPlan, WalkTakesImagesMirrorsTreeAndListsTheRest) {
   for (const auto& rel : m.images) {
     const BatchItem* item = find_item(plan, rel);
     ASSERT_TRUE(item) << rel;
-    EXPECT_EQ(fs::path(item->output).lexically_relative(fs::weakly_canonical(out)).string(), rel) << "same name, same format";
+    EXPECT_EQ(fs::path(item->output).lexically_relative(fs::weakly_canonical(out)).string(), rel)
+        << "same name, same format";
     EXPECT_TRUE(item->problem.empty()) << item->problem;
   }
   for (const auto& o2 : m.others) EXPECT_TRUE(mentions(plan.skipped, o2 + " (not an image)")) << o2;
@@ -166,13 +167,13 @@ TEST(BatchPlan, ResumeTakesOnlyCompleteOutputs) {
   const std::string in = dir / "in", out = dir / "out";
   for (const char* n : {"a.png", "b.png", "c.jpg", "d.png", "e.png"}) put(in + "/" + n, 40, 30, n[0]);
   fs::create_directories(out);
-  fs::copy_file(in + "/a.png", out + "/a.png");                   // complete
+  fs::copy_file(in + "/a.png", out + "/a.png");  // complete
   const auto b = read_bytes(in + "/b.png");
-  write_bytes(out + "/b.png", {b.begin(), b.end() - 20});         // cut short: no IEND
+  write_bytes(out + "/b.png", {b.begin(), b.end() - 20});  // cut short: no IEND
   const auto c = read_bytes(in + "/c.jpg");
   write_bytes(out + "/c.jpg", {c.begin(), c.begin() + c.size() / 2});  // no end-of-image marker
-  write_bytes(out + "/d.png", {});                                // empty
-  fs::create_symlink(in + "/e.png", out + "/e.png");              // a link, not an output
+  write_bytes(out + "/d.png", {});                                     // empty
+  fs::create_symlink(in + "/e.png", out + "/e.png");                   // a link, not an output
   BatchOptions o = options_for(in, out);
   o.resume = true;
   const BatchPlan plan = plan_batch(o);
@@ -204,7 +205,8 @@ TEST(BatchTemporaries, NamesAndStaleCleanup) {
   write_bytes(dir / fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), {1});
   write_bytes(dir / "keep.png", {1});
   EXPECT_EQ(batch::remove_stale_temporaries(dir.path.string()), 2);
-  EXPECT_EQ(files_under(dir.path.string()), (std::vector<std::string>{fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), "keep.png"}));
+  EXPECT_EQ(files_under(dir.path.string()),
+            (std::vector<std::string>{fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), "keep.png"}));
 }
 
 TEST(BatchMemory, BudgetBlocksUntilReleasedButLetsOneHugeItemThrough) {

@@ -59,7 +59,8 @@ class BatchSignals : public ::testing::Test {
   }
   // Every file under a final name is complete: byte for byte the uninterrupted run's.
   static void expect_finals_complete(const std::string& out) {
-    for (const auto& f : finals(out)) EXPECT_TRUE(read_bytes(out + "/" + f) == read_bytes(ref(f))) << f << " is partial or different";
+    for (const auto& f : finals(out))
+      EXPECT_TRUE(read_bytes(out + "/" + f) == read_bytes(ref(f))) << f << " is partial or different";
   }
 
   static TempDir* dir_;
@@ -160,8 +161,9 @@ TEST(BatchMemory, PeakResidentMemoryDoesNotGrowWithTheFolder) {
   for (int i = 0; i < large; ++i)  // copies: the content does not matter here, the count does
     fs::copy_file(dir / ("small/" + names[i % small]), dir / fmt::format("large/{:03}-{}", i, names[i % small]));
   auto max_rss_kib = [&](const std::string& in, const std::string& out) {
-    const pid_t pid = spawn_cli({"batch", in, out, "-f", "gaussian:sigma=1.5", "--devices", "cpu:2", "-j", "2", "--memory", "4M"},
-                                dir / "run.log", {"MALLOC_ARENA_MAX=2"});
+    const pid_t pid =
+        spawn_cli({"batch", in, out, "-f", "gaussian:sigma=1.5", "--devices", "cpu:2", "-j", "2", "--memory", "4M"},
+                  dir / "run.log", {"MALLOC_ARENA_MAX=2"});
     struct rusage ru {};
     EXPECT_EQ(wait_cli(pid, &ru), 0) << read_text(dir / "run.log");
     return static_cast<long>(ru.ru_maxrss);
@@ -172,8 +174,8 @@ TEST(BatchMemory, PeakResidentMemoryDoesNotGrowWithTheFolder) {
   RecordProperty("max_rss_small_kib", static_cast<int>(rss_small));
   RecordProperty("max_rss_large_kib", static_cast<int>(rss_large));
   EXPECT_LT(rss_large - rss_small, all_pixels_kib / 4)
-      << "small folder " << rss_small << " KiB, large " << rss_large << " KiB; holding the extra images would take " << all_pixels_kib
-      << " KiB more";
+      << "small folder " << rss_small << " KiB, large " << rss_large << " KiB; holding the extra images would take "
+      << all_pixels_kib << " KiB more";
 }
 
 }  // namespace

@@ -16,8 +16,7 @@
 
 namespace {
 
-template <class F>
-std::vector<double> time_runs(int repeats, F&& f) {
+template <class F> std::vector<double> time_runs(int repeats, F&& f) {
   f();  // warm-up
   std::vector<double> t;
   for (int i = 0; i < repeats; ++i) {
@@ -31,8 +30,8 @@ std::vector<double> time_runs(int repeats, F&& f) {
 
 std::string stats(const std::vector<double>& t, double mpix) {
   const double med = t[t.size() / 2];
-  return fmt::format(R"({{"median_s": {:.4f}, "min_s": {:.4f}, "max_s": {:.4f}, "mpix_per_s": {:.1f}}})", med, t.front(),
-                     t.back(), mpix / med);
+  return fmt::format(R"({{"median_s": {:.4f}, "min_s": {:.4f}, "max_s": {:.4f}, "mpix_per_s": {:.1f}}})", med,
+                     t.front(), t.back(), mpix / med);
 }
 
 }  // namespace

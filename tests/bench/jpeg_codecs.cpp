@@ -29,8 +29,7 @@ struct Times {
   std::vector<double> wall, cpu;  // sorted
 };
 
-template <class F>
-Times time_runs(int repeats, F&& f) {
+template <class F> Times time_runs(int repeats, F&& f) {
   f();  // warm-up
   Times t;
   for (int i = 0; i < repeats; ++i) {
@@ -47,8 +46,9 @@ Times time_runs(int repeats, F&& f) {
 
 std::string stats(const Times& t, double mpix) {
   const double med = t.wall[t.wall.size() / 2], cpu = t.cpu[t.cpu.size() / 2];
-  return fmt::format(R"({{"median_s": {:.4f}, "min_s": {:.4f}, "max_s": {:.4f}, "mpix_per_s": {:.1f}, "cpu_s": {:.4f}, "cpu_mpix_per_s": {:.1f}}})",
-                     med, t.wall.front(), t.wall.back(), mpix / med, cpu, mpix / cpu);
+  return fmt::format(
+      R"({{"median_s": {:.4f}, "min_s": {:.4f}, "max_s": {:.4f}, "mpix_per_s": {:.1f}, "cpu_s": {:.4f}, "cpu_mpix_per_s": {:.1f}}})",
+      med, t.wall.front(), t.wall.back(), mpix / med, cpu, mpix / cpu);
 }
 
 }  // namespace
@@ -83,10 +83,11 @@ int main(int argc, char** argv) try {
     }
     entries.push_back(entry + "}");
   }
-  fmt::print("{{\"file\": \"{}\", \"image\": \"{}x{} {} u8\", \"file_bytes\": {}, \"repeats\": {}, \"threads\": 1, "
-             "\"cores\": {},\n{}}}\n",
-             path, source.width(), source.height(), source.format().channels == 1 ? "gray" : "RGB", jpeg.size(), repeats,
-             std::max(1u, std::thread::hardware_concurrency()), fmt::join(entries, ",\n"));
+  fmt::print(
+      "{{\"file\": \"{}\", \"image\": \"{}x{} {} u8\", \"file_bytes\": {}, \"repeats\": {}, \"threads\": 1, "
+      "\"cores\": {},\n{}}}\n",
+      path, source.width(), source.height(), source.format().channels == 1 ? "gray" : "RGB", jpeg.size(), repeats,
+      std::max(1u, std::thread::hardware_concurrency()), fmt::join(entries, ",\n"));
   return 0;
 } catch (const std::exception& e) {
   fmt::print(stderr, "tf_jpeg_bench: {}\n", e.what());

@@ -56,7 +56,8 @@ TEST(Tiling, TilesCoverTheImageExactlyOnce) {
           for (int y = t.out.y; y < t.out.bottom(); ++y)
             for (int x = t.out.x; x < t.out.right(); ++x) ++covered[static_cast<std::size_t>(y) * w + x];
         }
-        EXPECT_TRUE(std::all_of(covered.begin(), covered.end(), [](int c) { return c == 1; })) << w << "x" << h << " " << tw;
+        EXPECT_TRUE(std::all_of(covered.begin(), covered.end(), [](int c) { return c == 1; }))
+            << w << "x" << h << " " << tw;
       }
 }
 
@@ -81,11 +82,15 @@ TEST(Tiling, StripsSpanTheImageAndFitTheBudget) {
   const std::size_t big = std::size_t(512) << 20;
   const long long target = 8192 * 256;
   EXPECT_EQ(strip_tile_for_budget(8192, big, f, {4, 4, 4, 4}, target), (TileSize{8192, 256}));
-  EXPECT_EQ(strip_tile_for_budget(6000, big, f, {4, 4, 4, 4}, target), (TileSize{6000, 352}));     // a narrower image: more rows
-  EXPECT_EQ(strip_tile_for_budget(20000, big, f, {4, 4, 4, 4}, target), (TileSize{6688, 320}));    // a wider one: three strips side by side
-  EXPECT_EQ(strip_tile_for_budget(8192, big, f, {15, 15, 15, 15}, target), (TileSize{4096, 512}));  // 16x the 30 halo rows
+  EXPECT_EQ(strip_tile_for_budget(6000, big, f, {4, 4, 4, 4}, target),
+            (TileSize{6000, 352}));  // a narrower image: more rows
+  EXPECT_EQ(strip_tile_for_budget(20000, big, f, {4, 4, 4, 4}, target),
+            (TileSize{6688, 320}));  // a wider one: three strips side by side
+  EXPECT_EQ(strip_tile_for_budget(8192, big, f, {15, 15, 15, 15}, target),
+            (TileSize{4096, 512}));  // 16x the 30 halo rows
   EXPECT_EQ(strip_tile_for_budget(300, big, f, {1, 1, 1, 1}, target), (TileSize{300, 7008}));
-  for (std::size_t budget : {std::size_t(2) << 20, std::size_t(24) << 20, std::size_t(40) << 20, std::size_t(64) << 20, big}) {
+  for (std::size_t budget :
+       {std::size_t(2) << 20, std::size_t(24) << 20, std::size_t(40) << 20, std::size_t(64) << 20, big}) {
     const Halo halo{7, 9, 7, 9};
     const TileSize t = strip_tile_for_budget(8192, budget, f, halo, target);
     EXPECT_LE(tile_working_set(t, f, halo), budget) << budget;

@@ -1,7 +1,7 @@
 // `tilefilter` as a user runs it: bad input gets one clear line naming the file and the reason, a
 // non-zero exit code, and no output file; good input matches the library.
-#include <fstream>
 #include <sys/stat.h>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -37,15 +37,22 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, ApplyMatchesTheLibrary) {
   std::string out;
-  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f gaussian:sigma=2 -f sharpen --devices cpu:3 --tile 32", input, output), &out), 0) << out;
+  ASSERT_EQ(
+      test::run_cli(fmt::format("apply {} {} -f gaussian:sigma=2 -f sharpen --devices cpu:3 --tile 32", input, output),
+                    &out),
+      0)
+      << out;
   const Image src = decode_file(input);
   JobOptions opt;
-  const Image expected = filter_image(src, parse_chain({"gaussian:sigma=2", "sharpen"}), select_devices("cpu:1").devices, opt);
+  const Image expected =
+      filter_image(src, parse_chain({"gaussian:sigma=2", "sharpen"}), select_devices("cpu:1").devices, opt);
   EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
 }
 
 TEST_F(Cli, BorderAndValueReachTheJob) {
-  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f box:radius=5 --border constant --border-value 255 -q", input, output)), 0);
+  ASSERT_EQ(
+      test::run_cli(fmt::format("apply {} {} -f box:radius=5 --border constant --border-value 255 -q", input, output)),
+      0);
   const Image src = decode_file(input);
   JobOptions opt;
   opt.border = {BorderMode::Constant, 255};
@@ -68,7 +75,9 @@ TEST_F(Cli, HelpVersionFiltersDevices) {
   EXPECT_NE(out.find("cpu1"), std::string::npos) << out;
 }
 
-TEST_F(Cli, MissingFile) { expect_failure(fmt::format("apply {} {} -f box", dir / "nope.png", output), "nope.png", "no such file"); }
+TEST_F(Cli, MissingFile) {
+  expect_failure(fmt::format("apply {} {} -f box", dir / "nope.png", output), "nope.png", "no such file");
+}
 
 TEST_F(Cli, DirectoryInsteadOfFile) {
   std::filesystem::create_directory(dir / "d.png");
@@ -100,7 +109,8 @@ TEST_F(Cli, TextFileNamedPng) {
 TEST_F(Cli, OverThePixelLimit) {
   // Images read band by band have their own limit; images decoded whole (BMP here) the pixel limit.
   const std::string streamed_limit = writer_streams("x.png") ? "--stream-pixel-limit" : "--pixel-limit";
-  expect_failure(fmt::format("apply {} {} -f box {} 5000", input, output, streamed_limit), "in.png", "exceeds the limit");
+  expect_failure(fmt::format("apply {} {} -f box {} 5000", input, output, streamed_limit), "in.png",
+                 "exceeds the limit");
   const std::string bmp = dir / "in.bmp";
   encode_file(bmp, test::random_image(123, 77, Format{PixelType::U8, 3}, 21).view());
   expect_failure(fmt::format("apply {} {} -f box --pixel-limit 5000", bmp, output), "in.bmp", "exceeds the limit");
@@ -115,8 +125,10 @@ TEST_F(Cli, UnknownFilterAndParameter) {
 TEST_F(Cli, MalformedAndEmptyKernelFiles) {
   std::ofstream(dir / "bad.txt") << "1 2 3\n4 5\n";
   std::ofstream(dir / "empty.txt").close();
-  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "bad.txt"), "bad.txt", "row has 2 numbers");
-  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "empty.txt"), "empty.txt", "no numbers");
+  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "bad.txt"), "bad.txt",
+                 "row has 2 numbers");
+  expect_failure(fmt::format("apply {} {} -f custom:file={}", input, output, dir / "empty.txt"), "empty.txt",
+                 "no numbers");
 }
 
 TEST_F(Cli, UnwritableOutput) {

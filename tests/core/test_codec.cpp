@@ -121,8 +121,8 @@ TEST(Codec, BadFilesGiveClearErrors) {
 
 TEST(Codec, HugeClaimIsRefusedBeforeAllocating) {
   // A valid PNG header claiming 100000 x 100000 pixels, then nothing: must fail on the limit.
-  const unsigned char header[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
-                                  0, 0x01, 0x86, 0xA0, 0, 0x01, 0x86, 0xA0, 8, 2, 0, 0, 0, 0, 0, 0, 0};
+  const unsigned char header[] = {0x89, 'P',  'N',  'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R', 0,
+                                  0x01, 0x86, 0xA0, 0,   0x01, 0x86, 0xA0, 8,    2, 0, 0, 0,  0,   0,   0,   0};
   try {
     decode_memory(header, "bomb.png");
     FAIL() << "decoded a bomb";
@@ -134,8 +134,8 @@ TEST(Codec, HugeClaimIsRefusedBeforeAllocating) {
 
 TEST(Codec, HeaderSizesThatOverflowAreRefused) {
   // Found by fuzz_decode: 0xFFFFFFFF x 0xFFFFFFFF overflowed the pixel count.
-  const unsigned char header[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
-                                  0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 8, 6, 0, 0, 0, 0, 0, 0, 0};
+  const unsigned char header[] = {0x89, 'P',  'N',  'G',  0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R', 0xFF,
+                                  0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 8,    6, 0, 0, 0,  0,   0,   0,   0};
   try {
     decode_memory(header, "overflow.png");
     FAIL() << "decoded";
@@ -209,7 +209,8 @@ TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
 TEST(Codec, PngWithEmptyFirstIdatDecodes) {
   // Found by fuzz_decode: an IDAT chunk of length 0 before the data made Debian's stb_image compute
   // NULL + 0 (UBSan). Empty IDAT chunks are legal; they are left out before stb reads the file.
-  const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-png-empty-first-idat.png");
+  const auto bytes =
+      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-png-empty-first-idat.png");
   ASSERT_FALSE(bytes.empty());
   try {
     decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "fuzz.png");
@@ -248,8 +249,7 @@ TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   test::TempDir dir;
   const Image src = make_test_image(64, 64, Format{PixelType::U8, 3}, 5);
   encode_file(dir / "a.png", src.view());
-  for (const auto& e : std::filesystem::directory_iterator(dir.path))
-    EXPECT_EQ(e.path().filename().string(), "a.png");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) EXPECT_EQ(e.path().filename().string(), "a.png");
   EXPECT_THROW(encode_file(dir / "no/such/folder/a.png", src.view()), Error);
 }
 
@@ -324,7 +324,8 @@ TEST(Codec, TurboJpegIgnoresAlphaLikeStb) {
   Image rgb(67, 45, Format{PixelType::U8, 3});
   for (int y = 0; y < 45; ++y)
     for (int x = 0; x < 67; ++x)
-      for (int c = 0; c < 3; ++c) rgb.view().row_as<std::uint8_t>(y)[x * 3 + c] = rgba.view().row_as<std::uint8_t>(y)[x * 4 + c];
+      for (int c = 0; c < 3; ++c)
+        rgb.view().row_as<std::uint8_t>(y)[x * 3 + c] = rgba.view().row_as<std::uint8_t>(y)[x * 4 + c];
   EXPECT_EQ(encode_jpeg_with("turbojpeg", rgba.view(), 92), encode_jpeg_with("turbojpeg", rgb.view(), 92));
   test::TempDir dir;
   encode_file(dir / "rgba.jpg", rgba.view());
@@ -370,7 +371,8 @@ TEST(Codec, TruncatedJpegIsRefusedByTurboJpeg) {
   // Entropy-coded data overwritten with garbage, end marker intact.
   std::vector<unsigned char> garbled = jpeg;
   std::mt19937 rng(15);
-  for (std::size_t i = jpeg.size() / 2; i < jpeg.size() / 2 + 400; ++i) garbled[i] = static_cast<unsigned char>(rng() | 0x80);
+  for (std::size_t i = jpeg.size() / 2; i < jpeg.size() / 2 + 400; ++i)
+    garbled[i] = static_cast<unsigned char>(rng() | 0x80);
   try {
     decode_jpeg_with("turbojpeg", as_span(garbled), "garbled.jpg");
     ADD_FAILURE() << "decoded garbage without a word";

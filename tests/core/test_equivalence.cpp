@@ -89,7 +89,8 @@ TEST(Equivalence, ChainEqualsFiltersOneByOne) {
   for (auto type : {PixelType::U8, PixelType::F32})
     for (auto mode : kModes)
       for (auto [w, h] : {std::pair{200, 150}, std::pair{9, 5}}) {
-        SCOPED_TRACE(::testing::Message() << to_string(mode) << " " << to_string(type) << " " << w << "x" << h << " seed " << seed);
+        SCOPED_TRACE(::testing::Message()
+                     << to_string(mode) << " " << to_string(type) << " " << w << "x" << h << " seed " << seed);
         const Image src = test::random_image(w, h, Format{type, 3}, seed++);
         const Border border{mode, 12};
         Image step = src.clone();
@@ -108,9 +109,7 @@ class StripDevice : public Device {
   const DeviceInfo& info() const override { return cpu_->info(); }
   int lanes() const override { return 8; }
   TileSize preferred_tile(const TileJob&) const override { return {1024, 128}; }
-  void process(const TileWork& work) override {
-    cpu_->process(work);
-  }
+  void process(const TileWork& work) override { cpu_->process(work); }
 
  private:
   DevicePtr cpu_ = cpu::make_cpu_device(0);
@@ -175,7 +174,9 @@ TEST(Scheduler, CancelStopsTheJob) {
   JobOptions opt;
   opt.cancel = &cancel;
   opt.schedule.tile = {64, 64};
-  opt.progress = [&](int done, int) { if (done == 5) cancel = true; };
+  opt.progress = [&](int done, int) {
+    if (done == 5) cancel = true;
+  };
   try {
     filter_image(src, parse_chain({"gaussian:sigma=3"}), cpus(2), opt);
     FAIL() << "expected cancellation";
@@ -189,7 +190,10 @@ TEST(Scheduler, ProgressReachesTotal) {
   std::atomic<int> last{0}, total{0};
   JobOptions opt;
   opt.schedule.tile = {100, 100};
-  opt.progress = [&](int done, int t) { last = std::max(last.load(), done); total = t; };
+  opt.progress = [&](int done, int t) {
+    last = std::max(last.load(), done);
+    total = t;
+  };
   filter_image(src, parse_chain({"box"}), cpus(2), opt);
   EXPECT_EQ(total.load(), 15);
   EXPECT_EQ(last.load(), 15);

@@ -37,13 +37,15 @@ std::vector<unsigned char> read_bytes(const std::string& p) {
 }
 
 void write_bytes(const std::string& p, const std::vector<unsigned char>& b) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
 void write_with(const io::FormatCodec& codec, const std::string& path, const ImageView& img, const Metadata& md = {},
                 const WriteOptions& options = {}, int band = 5) {
   auto w = codec.create(path, img.width, img.height, img.format, md, options);
-  for (int y = 0; y < img.height; y += band) w->write_rows(img.sub(Rect{0, y, img.width, std::min(band, img.height - y)}));
+  for (int y = 0; y < img.height; y += band)
+    w->write_rows(img.sub(Rect{0, y, img.width, std::min(band, img.height - y)}));
   w->finish();
 }
 
@@ -62,7 +64,8 @@ double mean_abs_difference(const ImageView& a, const ImageView& b) {
   double sum = 0;
   const std::size_t n = a.row_bytes();
   for (int y = 0; y < a.height; ++y)
-    for (std::size_t i = 0; i < n; ++i) sum += std::abs(int(a.row_as<std::uint8_t>(y)[i]) - int(b.row_as<std::uint8_t>(y)[i]));
+    for (std::size_t i = 0; i < n; ++i)
+      sum += std::abs(int(a.row_as<std::uint8_t>(y)[i]) - int(b.row_as<std::uint8_t>(y)[i]));
   return sum / (double(n) * a.height);
 }
 
@@ -266,7 +269,8 @@ TEST(IoPng, PaletteBecomesRgbOrRgba) {
     p.width = idx.width();
     p.height = idx.height();
     p.color = PNG_COLOR_TYPE_PALETTE;
-    for (int i = 0; i < 16; ++i) p.palette.push_back(png_color{png_byte(i * 16), png_byte(255 - i * 7), png_byte(i * 3)});
+    for (int i = 0; i < 16; ++i)
+      p.palette.push_back(png_color{png_byte(i * 16), png_byte(255 - i * 7), png_byte(i * 3)});
     if (alpha)
       for (int i = 0; i < 16; ++i) p.trans.push_back(static_cast<unsigned char>(i * 17));
     for (int y = 0; y < p.height; ++y) {
@@ -303,7 +307,8 @@ TEST(IoPng, LowBitDepthGrayAndTrnsGray) {
   for (int y = 0; y < p.height; ++y) {
     p.rows.emplace_back((p.width + 3) / 4, 0);
     for (int x = 0; x < p.width; ++x)
-      p.rows.back()[x / 4] |= static_cast<unsigned char>((src.view().row_as<std::uint8_t>(y)[x] & 3) << (6 - 2 * (x % 4)));
+      p.rows.back()[x / 4] |=
+          static_cast<unsigned char>((src.view().row_as<std::uint8_t>(y)[x] & 3) << (6 - 2 * (x % 4)));
   }
   ASSERT_TRUE(write_raw_png(dir / "g2.png", p));
   ImageInfo info;
@@ -535,7 +540,8 @@ TEST(IoMetadata, ExifIccXmpSurviveEveryPair) {
   for (const auto* first : codecs)
     for (const auto* second : codecs) {
       const std::string a = dir / fmt::format("a_{}.{}", first->name, first == codecs[0] ? "png" : "jpg");
-      const std::string b = dir / fmt::format("b_{}_{}.{}", first->name, second->name, second == codecs[0] ? "png" : "jpg");
+      const std::string b =
+          dir / fmt::format("b_{}_{}.{}", first->name, second->name, second == codecs[0] ? "png" : "jpg");
       write_with(*first, a, src.view(), md);
       ImageInfo info;
       const Image pixels = read_with(*first, a, 7, &info);
@@ -653,7 +659,8 @@ TEST(IoBadInput, HugeHeadersAreRefusedBeforeAllocation) {
     auto bytes = raw_jpeg(src.view(), progressive, false);
     const unsigned char sof = progressive ? 0xC2 : 0xC0;
     std::size_t at = 2;
-    while (at + 4 < bytes.size() && !(bytes[at] == 0xFF && bytes[at + 1] == sof)) at += 2 + (bytes[at + 2] << 8 | bytes[at + 3]);
+    while (at + 4 < bytes.size() && !(bytes[at] == 0xFF && bytes[at + 1] == sof))
+      at += 2 + (bytes[at + 2] << 8 | bytes[at + 3]);
     ASSERT_LT(at + 9, bytes.size());
     bytes[at + 5] = bytes[at + 7] = 0xFD;  // height, width: 0xFDE8 = 65000
     bytes[at + 6] = bytes[at + 8] = 0xE8;

@@ -9,13 +9,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "io/metadata.hpp"
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/io.hpp"
 #include "tilefilter/scheduler.hpp"
 #include "tilefilter/stream.hpp"
-#include "io/metadata.hpp"
 
 namespace fs = std::filesystem;
 
@@ -62,7 +62,8 @@ TEST_P(StreamEqualsWhole, EveryBandHeightAndBorder) {
     for (int rows : {1, 7, 16, 40, 83}) {
       const std::string out = dir / fmt::format("out{}{}", rows, ext);
       const StreamReport r = stream(in, out, chain, rows, job);
-      SCOPED_TRACE(fmt::format("{} {} border {} bands of {} rows", ext, to_string(format), static_cast<int>(mode), rows));
+      SCOPED_TRACE(
+          fmt::format("{} {} border {} bands of {} rows", ext, to_string(format), static_cast<int>(mode), rows));
       if (open_image(in)->info().access != RowAccess::Whole) EXPECT_EQ(r.bands, (83 + r.band_rows - 1) / r.band_rows);
       if (std::string(ext) == ".jpg") {
         // Lossy output: the same encoder over the same pixels gives the same bytes.
@@ -92,11 +93,9 @@ std::vector<Case> streaming_cases() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, StreamEqualsWhole, ::testing::ValuesIn(streaming_cases()),
-                         [](const auto& info) {
-                           return fmt::format("{}_{}c_{}", info.param.ext + 1, info.param.format.channels,
-                                              to_string(info.param.format.type));
-                         });
+INSTANTIATE_TEST_SUITE_P(Formats, StreamEqualsWhole, ::testing::ValuesIn(streaming_cases()), [](const auto& info) {
+  return fmt::format("{}_{}c_{}", info.param.ext + 1, info.param.format.channels, to_string(info.param.format.type));
+});
 
 TEST(StreamApply, TiledTiffInputAndOutputEqualWhole) {
   if (!writer_streams("x.tif")) GTEST_SKIP() << "no libtiff in this build";

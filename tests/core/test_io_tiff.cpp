@@ -5,8 +5,8 @@
 // and bad input (empty, garbage, a huge header with no data, truncation, a corrupt tile).
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -35,8 +35,8 @@ using test::TempDir;
 
 const io::FormatCodec& codec() { return io::tiff_codec(); }
 
-void write_tiff(const std::string& path, const ImageView& img, const WriteOptions& opt = {},
-                const Metadata& md = {}, int band = 5) {
+void write_tiff(const std::string& path, const ImageView& img, const WriteOptions& opt = {}, const Metadata& md = {},
+                int band = 5) {
   const Format f = img.format;
   auto w = codec().create(path, img.width, img.height, f, md, opt);
   for (int y = 0; y < img.height; y += band) {
@@ -88,7 +88,8 @@ template <class Fn> ErrorKind expect_error(Fn fn, std::vector<std::string> parts
 
 TEST(IoTiff, Available) {
   EXPECT_TRUE(codec().available());
-  const unsigned char le[] = {'I', 'I', 42, 0}, be[] = {'M', 'M', 0, 42}, big[] = {'I', 'I', 43, 0}, png[] = {0x89, 'P', 'N', 'G'};
+  const unsigned char le[] = {'I', 'I', 42, 0}, be[] = {'M', 'M', 0, 42}, big[] = {'I', 'I', 43, 0},
+                      png[] = {0x89, 'P', 'N', 'G'};
   EXPECT_TRUE(codec().sniff(std::span<const unsigned char>(le)));
   EXPECT_TRUE(codec().sniff(std::span<const unsigned char>(be)));
   EXPECT_TRUE(codec().sniff(std::span<const unsigned char>(big)));
@@ -329,7 +330,8 @@ void libtiff_write(const std::string& path, const Raw& r, const std::vector<std:
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, r.photometric);
     TIFFSetField(t, TIFFTAG_PLANARCONFIG, r.planar);
     TIFFSetField(t, TIFFTAG_COMPRESSION, r.compression);
-    if (!r.extra.empty()) TIFFSetField(t, TIFFTAG_EXTRASAMPLES, static_cast<std::uint16_t>(r.extra.size()), r.extra.data());
+    if (!r.extra.empty())
+      TIFFSetField(t, TIFFTAG_EXTRASAMPLES, static_cast<std::uint16_t>(r.extra.size()), r.extra.data());
     if (!r.map_r.empty()) TIFFSetField(t, TIFFTAG_COLORMAP, r.map_r.data(), r.map_g.data(), r.map_b.data());
     if (r.compression == COMPRESSION_JPEG) {
       TIFFSetField(t, TIFFTAG_JPEGQUALITY, 95);
@@ -358,8 +360,7 @@ TEST(IoTiff, ReadsSeparatePlanes) {
   std::vector<std::vector<std::uint8_t>> planes(4, std::vector<std::uint8_t>(77 * 45 * 2));
   for (int y = 0; y < 45; ++y)
     for (int x = 0; x < 77; ++x)
-      for (int c = 0; c < 4; ++c)
-        std::memcpy(&planes[c][(y * 77 + x) * 2], src.view().row(y) + (x * 4 + c) * 2, 2);
+      for (int c = 0; c < 4; ++c) std::memcpy(&planes[c][(y * 77 + x) * 2], src.view().row(y) + (x * 4 + c) * 2, 2);
   const std::string path = dir / "planes.tif";
   libtiff_write(path, r, planes);
   ImageInfo info;
@@ -483,8 +484,9 @@ TEST(IoTiff, RefusesSignedAndOddSamples) {
     std::uint16_t bps, fmt;
     std::string why;
   };
-  for (const auto& c : {Case{16, SAMPLEFORMAT_INT, "signed integer"}, Case{32, SAMPLEFORMAT_UINT, "32-bit integer"},
-                        Case{64, SAMPLEFORMAT_IEEEFP, "64-bit floating-point"}, Case{12, SAMPLEFORMAT_UINT, "12-bit"}}) {
+  for (const auto& c :
+       {Case{16, SAMPLEFORMAT_INT, "signed integer"}, Case{32, SAMPLEFORMAT_UINT, "32-bit integer"},
+        Case{64, SAMPLEFORMAT_IEEEFP, "64-bit floating-point"}, Case{12, SAMPLEFORMAT_UINT, "12-bit"}}) {
     Raw r;
     r.w = 8, r.h = 4, r.bps = c.bps, r.sample_format = c.fmt;
     std::vector<std::vector<std::uint8_t>> data(1, std::vector<std::uint8_t>((8 * c.bps + 7) / 8 * 4, 7));
@@ -516,7 +518,9 @@ TEST(IoTiff, BadInput) {
 std::vector<unsigned char> huge_header(std::uint16_t compression) {
   std::vector<unsigned char> b{'I', 'I', 42, 0, 8, 0, 0, 0};
   auto u16 = [&](unsigned v) { b.push_back(v & 0xFF), b.push_back((v >> 8) & 0xFF); };
-  auto u32 = [&](std::uint32_t v) { for (int i = 0; i < 4; ++i) b.push_back((v >> (8 * i)) & 0xFF); };
+  auto u32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back((v >> (8 * i)) & 0xFF);
+  };
   const int entries = 9;
   const std::uint32_t data_at = 8 + 2 + entries * 12 + 4;
   u16(entries);
@@ -637,8 +641,9 @@ TEST(IoTiff, WriterRefusesAndCleansUp) {
   const Image src = random_image(50, 40, Format{PixelType::U8, 3}, 4);
   WriteOptions opt;
   opt.compression = "jpeg2000";
-  EXPECT_EQ(expect_error([&] { codec().create(path, 50, 40, src.format(), {}, opt); }, {path, "jpeg2000", "deflate", "lzw"}),
-            ErrorKind::InvalidArgument);
+  EXPECT_EQ(
+      expect_error([&] { codec().create(path, 50, 40, src.format(), {}, opt); }, {path, "jpeg2000", "deflate", "lzw"}),
+      ErrorKind::InvalidArgument);
   opt = {};
   opt.tiff_tile = {64, 40};
   EXPECT_EQ(expect_error([&] { codec().create(path, 50, 40, src.format(), {}, opt); }, {path, "multiples of 16"}),
@@ -668,7 +673,8 @@ TEST(IoTiff, DISABLED_Speed) {
   for (int y = 0; y < side; ++y) {
     auto* p = src.view().row_as<std::uint8_t>(y);
     for (int x = 0; x < side; ++x)
-      for (int c = 0; c < 3; ++c) p[3 * x + c] = static_cast<std::uint8_t>((x * (c + 1) + y * (3 - c)) / 64 + (rng() & 7));
+      for (int c = 0; c < 3; ++c)
+        p[3 * x + c] = static_cast<std::uint8_t>((x * (c + 1) + y * (3 - c)) / 64 + (rng() & 7));
   }
   const int band = 256;
   for (std::string comp : {"deflate", "zstd", "lzw", "none"})

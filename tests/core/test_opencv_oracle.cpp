@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(Oracle, Presets,
                                            "sobel:dir=y", "sobel:dir=magnitude", "laplacian", "emboss", "identity"),
                          [](const auto& info) {
                            std::string s = info.param;
-                           for (auto& c : s) if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           for (auto& c : s)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return s;
                          });
 
@@ -157,7 +158,8 @@ TEST(Oracle, GaussianTapsAreOpenCVsGetGaussianKernel) {
     for (int r : {1, 3, 4, 12}) {
       const auto ours = gaussian_taps(sigma, r);
       cv::Mat k = cv::getGaussianKernel(2 * r + 1, sigma, CV_64F);
-      for (int i = 0; i <= 2 * r; ++i) EXPECT_EQ(ours[i], static_cast<float>(k.at<double>(i))) << sigma << " " << r << " " << i;
+      for (int i = 0; i <= 2 * r; ++i)
+        EXPECT_EQ(ours[i], static_cast<float>(k.at<double>(i))) << sigma << " " << r << " " << i;
     }
 }
 
@@ -175,7 +177,8 @@ TEST(Oracle, BoxIsOpenCVsBlur) {
 TEST(Oracle, BorderIndexIsOpenCVsBorderInterpolate) {
   for (auto mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap})
     for (int n : {1, 2, 3, 7, 16})
-      for (int p = -40; p < 40; ++p) EXPECT_EQ(border_index(p, n, mode), cv::borderInterpolate(p, n, cv_border(mode))) << p << " " << n;
+      for (int p = -40; p < 40; ++p)
+        EXPECT_EQ(border_index(p, n, mode), cv::borderInterpolate(p, n, cv_border(mode))) << p << " " << n;
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // and an encode, with limits small enough that a hostile header cannot make us allocate much.
 // Bytes go through both doors: decode_memory (stb, TurboJPEG, OpenCV in memory) and, written to a
 // file, open_image's streaming readers (libtiff, libpng, libjpeg) read in bands of 7 rows.
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 #include "tilefilter/codec.hpp"
 #include "tilefilter/cpu.hpp"

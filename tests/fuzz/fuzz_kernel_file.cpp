@@ -10,10 +10,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const tf::Kernel k = tf::parse_kernel_text({reinterpret_cast<const char*>(data), size}, "fuzz.txt");
     if (k.width < 1 || k.height < 1 || k.width > tf::kMaxKernelSide || k.height > tf::kMaxKernelSide ||
-        k.taps.size() != static_cast<std::size_t>(k.width) * k.height || k.anchor_x >= k.width || k.anchor_y >= k.height)
+        k.taps.size() != static_cast<std::size_t>(k.width) * k.height || k.anchor_x >= k.width ||
+        k.anchor_y >= k.height)
       std::abort();
     const tf::Convolution c = tf::make_convolution(k);
-    if (c.separable && (c.row.size() != static_cast<std::size_t>(k.width) || c.col.size() != static_cast<std::size_t>(k.height)))
+    if (c.separable &&
+        (c.row.size() != static_cast<std::size_t>(k.width) || c.col.size() != static_cast<std::size_t>(k.height)))
       std::abort();
   } catch (const tf::Error&) {
   }

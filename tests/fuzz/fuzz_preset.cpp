@@ -8,8 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   try {
-    const auto preset = tf::gui::preset_from_json(QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)),
-                                                  "fuzz.json");
+    const auto preset =
+        tf::gui::preset_from_json(QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)), "fuzz.json");
     (void)tf::parse_chain(tf::gui::to_specs(preset.chain.filters));
   } catch (const tf::Error&) {
   }

@@ -57,12 +57,22 @@ Image run_on(const Image& src, const Chain& chain, const std::vector<DevicePtr>&
         const int x = static_cast<int>(s / a.format.channels), c = static_cast<int>(s % a.format.channels);
         double va = 0, vb = 0;
         switch (a.format.type) {
-          case PixelType::U8: va = a.row_as<std::uint8_t>(y)[s]; vb = b.row_as<std::uint8_t>(y)[s]; break;
-          case PixelType::U16: va = a.row_as<std::uint16_t>(y)[s]; vb = b.row_as<std::uint16_t>(y)[s]; break;
-          case PixelType::F32: va = a.row_as<float>(y)[s]; vb = b.row_as<float>(y)[s]; break;
+          case PixelType::U8:
+            va = a.row_as<std::uint8_t>(y)[s];
+            vb = b.row_as<std::uint8_t>(y)[s];
+            break;
+          case PixelType::U16:
+            va = a.row_as<std::uint16_t>(y)[s];
+            vb = b.row_as<std::uint16_t>(y)[s];
+            break;
+          case PixelType::F32:
+            va = a.row_as<float>(y)[s];
+            vb = b.row_as<float>(y)[s];
+            break;
         }
-        return ::testing::AssertionFailure() << fmt::format("first difference at x={} y={} channel {}: CPU {} GPU {} (max |diff| {})",
-                                                            x, y, c, va, vb, test::compare(a, b).max_abs);
+        return ::testing::AssertionFailure()
+               << fmt::format("first difference at x={} y={} channel {}: CPU {} GPU {} (max |diff| {})", x, y, c, va,
+                              vb, test::compare(a, b).max_abs);
       }
   return ::testing::AssertionFailure() << "pixels differ";
 }

@@ -19,8 +19,8 @@ const std::string& no_gpu_reason();
 // The first `n` GPUs (fewer when the machine has fewer).
 std::vector<DevicePtr> first_gpus(std::size_t n);
 
-#define TF_REQUIRE_GPU()                                                                                \
-  do {                                                                                                  \
+#define TF_REQUIRE_GPU()                                                                                     \
+  do {                                                                                                       \
     if (::tf::gputest::gpus().empty()) GTEST_SKIP() << "no GPU visible: " << ::tf::gputest::no_gpu_reason(); \
   } while (0)
 

@@ -183,8 +183,8 @@ TEST(GpuEngine, DeviceResidentRunMatchesTheCpu) {
     for (const auto& g : gpus()) ordinals.push_back(g->info().ordinal);
     for (std::size_t n = 1; n <= std::min<std::size_t>(2, ordinals.size()); ++n) {
       Image out(src.width(), src.height(), src.format());
-      const auto t = cuda::bench_device_resident(src.view(), chain, {}, {ordinals.begin(), ordinals.begin() + n}, 3,
-                                                 &out.view());
+      const auto t =
+          cuda::bench_device_resident(src.view(), chain, {}, {ordinals.begin(), ordinals.begin() + n}, 3, &out.view());
       EXPECT_TRUE(same_bits(expected, out)) << spec << " on " << n << " GPU(s)";
       EXPECT_EQ(t.seconds.size(), 3u);
       EXPECT_GT(t.gigapixels_per_s, 0);
@@ -209,9 +209,11 @@ namespace {
 TEST(GpuSanitizerSubset, KernelsOnSmallImages) {
   TF_REQUIRE_GPU();
   const std::uint32_t seed = test::test_seed(21);
-  const std::vector<std::vector<std::string>> chains = {
-      {"box:radius=4"}, {"gaussian:sigma=5,radius=15"}, {"unsharp:sigma=1.3"}, {"sobel:dir=magnitude"},
-      {"gaussian:sigma=1", "sharpen"}};
+  const std::vector<std::vector<std::string>> chains = {{"box:radius=4"},
+                                                        {"gaussian:sigma=5,radius=15"},
+                                                        {"unsharp:sigma=1.3"},
+                                                        {"sobel:dir=magnitude"},
+                                                        {"gaussian:sigma=1", "sharpen"}};
   const Format formats[] = {{PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::U16, 3}};
   int n = 0;
   for (const auto& specs : chains) {
@@ -236,7 +238,8 @@ TEST(GpuSanitizerSubset, KernelsOnSmallImages) {
   const Chain wide = {random_kernel_stage(63, 63, 3)};
   EXPECT_TRUE(same_bits(cpu_reference(src, wide, {}), run_on(src, wide, first_gpus(1), {})));
   Image out(src.width(), src.height(), src.format());
-  cuda::bench_device_resident(src.view(), parse_chain({"box:radius=4"}), {}, {gpus()[0]->info().ordinal}, 1, &out.view());
+  cuda::bench_device_resident(src.view(), parse_chain({"box:radius=4"}), {}, {gpus()[0]->info().ordinal}, 1,
+                              &out.view());
   EXPECT_TRUE(same_bits(cpu_reference(src, parse_chain({"box:radius=4"}), {}), out));
 }
 

@@ -21,13 +21,14 @@ struct FilterCase {
 
 std::vector<FilterCase> filter_cases() {
   std::vector<FilterCase> cases;
-  for (const char* spec : {"identity", "box:radius=1", "box:radius=4", "gaussian:sigma=1.5", "gaussian:sigma=5,radius=15",
-                           "box:radius=31", "sharpen", "laplacian", "emboss", "sobel:dir=x", "sobel:dir=y",
-                           "sobel:dir=magnitude", "unsharp:sigma=1.3", "unsharp:sigma=5"})
+  for (const char* spec : {"identity", "box:radius=1", "box:radius=4", "gaussian:sigma=1.5",
+                           "gaussian:sigma=5,radius=15", "box:radius=31", "sharpen", "laplacian", "emboss",
+                           "sobel:dir=x", "sobel:dir=y", "sobel:dir=magnitude", "unsharp:sigma=1.3", "unsharp:sigma=5"})
     cases.push_back({spec, parse_chain({spec})});
   // Kernels the presets don't make: rank-1 single rows/columns, even sizes (off-centre anchors),
   // non-square 2-D kernels and a 63x63 one (kernel rows staged in chunks).
-  cases.push_back({"row1x7", {kernel_stage("row1x7", {{1 / 16.0, 2 / 16.0, 3 / 16.0, 4 / 16.0, 3 / 16.0, 2 / 16.0, 1 / 16.0}})}});
+  cases.push_back(
+      {"row1x7", {kernel_stage("row1x7", {{1 / 16.0, 2 / 16.0, 3 / 16.0, 4 / 16.0, 3 / 16.0, 2 / 16.0, 1 / 16.0}})}});
   cases.push_back({"col7x1", {kernel_stage("col7x1", {{0.25}, {-0.5}, {1.5}, {2.0}, {1.5}, {-0.5}, {0.25}})}});
   cases.push_back({"random4x6", {random_kernel_stage(4, 6, 11)}});
   cases.push_back({"random5x3", {random_kernel_stage(5, 3, 12)}});
@@ -86,7 +87,8 @@ TEST(GpuEquivalence, LargeImagesAndTileSizes) {
   const std::uint32_t seed = test::test_seed(77);
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const Format formats[] = {{PixelType::U8, 4}, {PixelType::F32, 3}, {PixelType::U16, 1}};
-  const char* specs[] = {"box:radius=4", "gaussian:sigma=5,radius=15", "unsharp:sigma=1.3", "sobel:dir=magnitude", "sharpen"};
+  const char* specs[] = {"box:radius=4", "gaussian:sigma=5,radius=15", "unsharp:sigma=1.3", "sobel:dir=magnitude",
+                         "sharpen"};
   int n = 0;
   for (const Format& f : formats) {
     const Image src = test::random_image(2053, 1301, f, seed + n++);
@@ -130,10 +132,9 @@ TEST(GpuEquivalence, LargestSeparableKernel) {
 TEST(GpuEquivalence, Chains) {
   TF_REQUIRE_GPU();
   const auto one = first_gpus(1), two = first_gpus(2);
-  const std::vector<std::vector<std::string>> chains = {
-      {"gaussian:sigma=1", "sharpen"},
-      {"box:radius=2", "sobel:dir=magnitude", "gaussian:sigma=1.5"},
-      {"unsharp:sigma=1.3", "identity", "laplacian"}};
+  const std::vector<std::vector<std::string>> chains = {{"gaussian:sigma=1", "sharpen"},
+                                                        {"box:radius=2", "sobel:dir=magnitude", "gaussian:sigma=1.5"},
+                                                        {"unsharp:sigma=1.3", "identity", "laplacian"}};
   const Format formats[] = {{PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::U16, 3}};
   const std::uint32_t seed = test::test_seed(5);
   int n = 0;

@@ -69,8 +69,8 @@ TEST(GpuSoak, ThousandJobsLeaveNoDeviceOrPinnedMemoryBehind) {
                 dev_before[d] / 1048576.0, dev_after[d] / 1048576.0);
     EXPECT_LE(dev_after[d], dev_before[d] + (4u << 20)) << "gpu" << d;
   }
-  std::printf("[soak] host RSS %.1f -> %.1f MiB, pinned/locked %.1f -> %.1f MiB\n", rss_before / 1024.0, rss_after / 1024.0,
-              pin_before / 1024.0, pin_after / 1024.0);
+  std::printf("[soak] host RSS %.1f -> %.1f MiB, pinned/locked %.1f -> %.1f MiB\n", rss_before / 1024.0,
+              rss_after / 1024.0, pin_before / 1024.0, pin_after / 1024.0);
   EXPECT_LE(rss_after, rss_before + 32 * 1024);
   EXPECT_LE(pin_after, pin_before + 1024);
 }

@@ -57,8 +57,7 @@ TEST(LaunchShape, SeparableFitsAndCovers) {
             const LaunchShape s = choose_launch_shape(p, sms);
             expect_common(s, p, what);
             EXPECT_TRUE(s.stage_rows == 8 || s.stage_rows == 16 || s.stage_rows == 32) << what;
-            EXPECT_EQ(s.shared_bytes,
-                      conv::SepLayout(kw, kh, s.stage_rows).bytes(conv::staged_pixel_bytes(c), kw, kh))
+            EXPECT_EQ(s.shared_bytes, conv::SepLayout(kw, kh, s.stage_rows).bytes(conv::staged_pixel_bytes(c), kw, kh))
                 << what << ": the kernel's own layout";
             EXPECT_EQ(s.rows_per_block % S::kSepStepRows, 0) << what;
             EXPECT_GE(s.rows_per_block, 2 * kh) << what;

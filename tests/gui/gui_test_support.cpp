@@ -2,10 +2,10 @@
 
 #include <QApplication>
 #include <QPixmap>
-#include <QWidget>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QWidget>
 #include <QtTest/QTest>
 
 #include <fmt/format.h>
@@ -43,7 +43,8 @@ void save_shot(QWidget* widget, const char* name) {
   if (!dir.isEmpty()) widget->grab().save(dir + "/" + name);
 }
 
-QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels, std::uint32_t seed) {
+QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels,
+                    std::uint32_t seed) {
   const std::string path = dir / name;
   encode_file(path, make_test_image(width, height, Format{PixelType::U8, channels}, seed, Pattern::Photo).view());
   return QString::fromStdString(path);
@@ -58,7 +59,8 @@ Image core_output(const std::string& path, const std::vector<std::string>& specs
 std::string first_difference(const QImage& shown, const Image& expected) {
   if (shown.isNull()) return "nothing is shown";
   if (shown.width() != expected.width() || shown.height() != expected.height())
-    return fmt::format("shown {}x{}, expected {}x{}", shown.width(), shown.height(), expected.width(), expected.height());
+    return fmt::format("shown {}x{}, expected {}x{}", shown.width(), shown.height(), expected.width(),
+                       expected.height());
   const int c = expected.format().channels;
   const QImage rgba = shown.convertToFormat(QImage::Format_RGBA8888);
   for (int y = 0; y < expected.height(); ++y) {

@@ -13,8 +13,8 @@
 #include "main_window.hpp"
 #include "message_bar.hpp"
 #include "stage_bars.hpp"
-#include "timeline_view.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "timeline_view.hpp"
 #include "utilization_graph.hpp"
 
 namespace tf::gui {
@@ -53,7 +53,9 @@ TEST_F(FakeGpuPanel, CardsBarsAndStreamLanes) {
   window.set_chain({{entry_from_spec("gaussian:sigma=2"), entry_from_spec("sobel")}, {}});
   ASSERT_TRUE(wait_for([&] { return window.idle() && window.current_full_result(); }))
       << window.message_bar()->text().toStdString();
-  EXPECT_EQ(first_difference(window.image_view()->after_image(), core_output(path.toStdString(), {"gaussian:sigma=2", "sobel"})), "");
+  EXPECT_EQ(first_difference(window.image_view()->after_image(),
+                             core_output(path.toStdString(), {"gaussian:sigma=2", "sobel"})),
+            "");
 
   int tiles = 0;
   for (const char* id : {"gpu0", "gpu1"}) {

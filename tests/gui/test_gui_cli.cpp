@@ -51,7 +51,7 @@ TEST(GuiCommandLine, ScreenshotAfterTheJob) {
   const QString image = write_image(dir, "in.png", 240, 160);
   const QString shot = QString::fromStdString(dir / "shot.png");
   const GuiRun r = run_gui({image, "--filter", "gaussian:sigma=2", "--filter", "sharpen", "--devices", "cpu:2",
-                         "--window", "1000x700", "--screenshot", shot});
+                            "--window", "1000x700", "--screenshot", shot});
   ASSERT_EQ(r.code, 0) << r.output.toStdString();
   const QImage png(shot);
   ASSERT_FALSE(png.isNull());

@@ -90,7 +90,7 @@ TEST(FilterEntries, CustomKernelBecomesAKernelFileCoreReads) {
   ASSERT_EQ(stage.convs.size(), 1u);
   EXPECT_EQ(stage.convs[0].kernel.width, 3);
   EXPECT_FLOAT_EQ(stage.convs[0].kernel.taps[1], 0.5f);  // normalized: 2 / 4
-  EXPECT_EQ(to_spec(e), spec);  // the same grid, the same file
+  EXPECT_EQ(to_spec(e), spec);                           // the same grid, the same file
   // And back: a spec with a kernel file fills the grid.
   const FilterEntry back = entry_from_spec(spec);
   EXPECT_EQ(back.kernel.width, 3);
@@ -125,7 +125,8 @@ TEST(Presets, SaveAndLoadGiveTheSameChain) {
   Preset p;
   p.name = "mine";
   p.chain.border = {BorderMode::Constant, 12};
-  p.chain.filters = {entry_from_spec("gaussian:sigma=1.25"), default_entry(*find_filter("custom")), entry_from_spec("sobel:dir=y")};
+  p.chain.filters = {entry_from_spec("gaussian:sigma=1.25"), default_entry(*find_filter("custom")),
+                     entry_from_spec("sobel:dir=y")};
   p.chain.filters[1].kernel = KernelGrid{3, 3, {0, -1, 0, -1, 5, -1, 0, -1, 0}};
   const QString path = QString::fromStdString(dir / "p.json");
   save_preset(path, p);
@@ -147,7 +148,8 @@ TEST(Presets, BadPresetsSayWhy) {
   EXPECT_NE(message("{nope").find("not valid JSON"), std::string::npos);
   EXPECT_NE(message(R"({"filters": []})").find("no filters"), std::string::npos);
   EXPECT_NE(message(R"({"filters": [{"filter": "blur"}]})").find("unknown filter"), std::string::npos);
-  EXPECT_NE(message(R"({"filters": [{"filter": "gaussian", "params": {"sigma": 500}}]})").find("out of range"), std::string::npos);
+  EXPECT_NE(message(R"({"filters": [{"filter": "gaussian", "params": {"sigma": 500}}]})").find("out of range"),
+            std::string::npos);
   EXPECT_NE(message(R"({"border": "mirror", "filters": [{"filter": "box"}]})").find("border"), std::string::npos);
 }
 
@@ -188,7 +190,8 @@ namespace {
 TEST(Resources, IconsRender) {
   ensure_gui_app();
   init_resources();
-  for (const char* name : {"tilefilter", "zoom-fit", "zoom-100", "compare", "apply", "batch", "speedup", "undo", "redo"}) {
+  for (const char* name :
+       {"tilefilter", "zoom-fit", "zoom-100", "compare", "apply", "batch", "speedup", "undo", "redo"}) {
     const QIcon icon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(name)));
     const QImage image = icon.pixmap(128, 128).toImage();
     ASSERT_FALSE(image.isNull()) << name;

@@ -1,17 +1,17 @@
 // The real main window, offscreen: open an image, pick a filter, change a parameter, wait for the
 // preview and check that the pixels shown are core's output; apply, undo, redo; errors in the window.
 #include <QAction>
+#include <QComboBox>
 #include <QCoreApplication>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QMimeData>
-#include <QUrl>
-#include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QLabel>
+#include <QMimeData>
 #include <QSlider>
 #include <QSpinBox>
 #include <QToolButton>
+#include <QUrl>
 
 #include "device_card.hpp"
 #include "device_panel.hpp"
@@ -23,10 +23,10 @@
 #include "message_bar.hpp"
 #include "param_editor.hpp"
 #include "stage_bars.hpp"
-#include "utilization_graph.hpp"
-#include "timeline_view.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/io.hpp"
+#include "timeline_view.hpp"
+#include "utilization_graph.hpp"
 
 namespace tf::gui {
 namespace {
@@ -46,7 +46,8 @@ class MainWindowTest : public ::testing::Test {
     bool loaded = false;
     QObject::connect(window.get(), &MainWindow::image_loaded, [&] { loaded = true; });
     window->open_file(path);
-    ASSERT_TRUE(wait_for([&] { return loaded; })) << "the image did not open: " << window->message_bar()->text().toStdString();
+    ASSERT_TRUE(wait_for([&] { return loaded; }))
+        << "the image did not open: " << window->message_bar()->text().toStdString();
   }
 
   // Waits until the full-resolution preview of the panel's current chain is on screen.
@@ -61,8 +62,7 @@ class MainWindowTest : public ::testing::Test {
     action->trigger();
   }
 
-  template <class W>
-  W* find(const char* name) {
+  template <class W> W* find(const char* name) {
     W* w = window->findChild<W*>(QLatin1String(name));
     EXPECT_NE(w, nullptr) << name;
     return w;
@@ -105,7 +105,8 @@ TEST_F(MainWindowTest, LatestParameterWins) {
   // A burst of changes without returning to the event loop: each cancels the one before.
   for (int r = 1; r <= 12; ++r) radius->setValue(r);
   wait_for_preview();
-  EXPECT_EQ(first_difference(window->image_view()->after_image(), core_output(path.toStdString(), {"box:radius=12"})), "");
+  EXPECT_EQ(first_difference(window->image_view()->after_image(), core_output(path.toStdString(), {"box:radius=12"})),
+            "");
 }
 
 TEST_F(MainWindowTest, ChainOfFiltersWithBorderAndReorder) {
@@ -118,16 +119,19 @@ TEST_F(MainWindowTest, ChainOfFiltersWithBorderAndReorder) {
   border->setCurrentIndex(border->findText("replicate"));
   wait_for_preview();
   EXPECT_EQ(first_difference(window->image_view()->after_image(),
-                             core_output(path.toStdString(), {"sharpen", "gaussian"}, {BorderMode::Replicate, 0})), "");
+                             core_output(path.toStdString(), {"sharpen", "gaussian"}, {BorderMode::Replicate, 0})),
+            "");
   // Move the Gaussian up: it now runs first.
   find<QToolButton>("moveUp")->click();
   wait_for_preview();
   EXPECT_EQ(first_difference(window->image_view()->after_image(),
-                             core_output(path.toStdString(), {"gaussian", "sharpen"}, {BorderMode::Replicate, 0})), "");
+                             core_output(path.toStdString(), {"gaussian", "sharpen"}, {BorderMode::Replicate, 0})),
+            "");
   find<QToolButton>("removeFilter")->click();  // removes the selected (Gaussian)
   wait_for_preview();
   EXPECT_EQ(first_difference(window->image_view()->after_image(),
-                             core_output(path.toStdString(), {"sharpen"}, {BorderMode::Replicate, 0})), "");
+                             core_output(path.toStdString(), {"sharpen"}, {BorderMode::Replicate, 0})),
+            "");
 }
 
 TEST_F(MainWindowTest, CustomKernelFromTheGrid) {
@@ -306,7 +310,8 @@ TEST(MainWindowDrop, DroppedFilesOpen) {
   QCoreApplication::sendEvent(&window, &enter_preset);
   QDropEvent drop_preset(at, Qt::CopyAction, &preset, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(&window, &drop_preset);
-  EXPECT_EQ(to_specs(window.filter_panel()->settings().filters), (std::vector<std::string>{"gaussian:sigma=1.2", "sobel"}))
+  EXPECT_EQ(to_specs(window.filter_panel()->settings().filters),
+            (std::vector<std::string>{"gaussian:sigma=1.2", "sobel"}))
       << window.message_bar()->text().toStdString();
 }
 

@@ -95,10 +95,14 @@ TEST(PreviewLatency, TwentyFourMegapixels) {
       first.push_back(latencies.front());
       full.push_back(latencies.back());
     }
-    std::printf("[latency] %s, devices %s: first preview (%s) median %.0f ms; full 6000x4000 median %.0f ms; "
-                "worst GUI stall %.0f ms\n",
-                label, qPrintable(devices), passes.front() == PreviewPass::Full ? "full" : passes.front() == PreviewPass::Proxy ? "proxy" : "region",
-                median(first), median(full), *std::max_element(stall.begin(), stall.end()));
+    std::printf(
+        "[latency] %s, devices %s: first preview (%s) median %.0f ms; full 6000x4000 median %.0f ms; "
+        "worst GUI stall %.0f ms\n",
+        label, qPrintable(devices),
+        passes.front() == PreviewPass::Full    ? "full"
+        : passes.front() == PreviewPass::Proxy ? "proxy"
+                                               : "region",
+        median(first), median(full), *std::max_element(stall.begin(), stall.end()));
   };
   window.image_view()->zoom_fit();
   measure("fit to window");
@@ -120,8 +124,8 @@ TEST(PreviewLatency, TwentyFourMegapixels) {
   const double drag_stall = stalls.stop();
   const int shown_during_drag = static_cast<int>(passes.size());
   ASSERT_TRUE(wait_for([&] { return window.idle() && window.current_full_result(); }, 120000));
-  std::printf("[latency] slider drag: %d changes in 2 s, %d previews shown meanwhile, worst GUI stall %.0f ms\n", changes,
-              shown_during_drag, drag_stall);
+  std::printf("[latency] slider drag: %d changes in 2 s, %d previews shown meanwhile, worst GUI stall %.0f ms\n",
+              changes, shown_during_drag, drag_stall);
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ TEST(SpeedupDialog, MeasuresOnCpuDevicesAndExplainsTheBound) {
   EXPECT_EQ(dialog->speedup_view()->chart()->series().size(), 3);  // ideal, measured, points
   EXPECT_EQ(dialog->split_view()->chart()->series().size(), 1);    // the stacked bars
   // The extra run on all devices reached the panel and the timeline.
-  EXPECT_TRUE(window.device_panel()->card("cpu")->job_text().contains("2 worker")) << window.device_panel()->card("cpu")->job_text().toStdString();
+  EXPECT_TRUE(window.device_panel()->card("cpu")->job_text().contains("2 worker"))
+      << window.device_panel()->card("cpu")->job_text().toStdString();
   EXPECT_EQ(window.timeline()->lanes().size(), 2u);
 }
 

@@ -24,12 +24,14 @@ Image random_image(int width, int height, Format format, std::uint32_t seed) {
       switch (format.type) {
         case PixelType::U8: {
           const int b = base.view().row_as<std::uint8_t>(y)[i];
-          v.row_as<std::uint8_t>(y)[i] = static_cast<std::uint8_t>(wild ? rng() & 255 : std::clamp(b + int(noise(rng) * 20), 0, 255));
+          v.row_as<std::uint8_t>(y)[i] =
+              static_cast<std::uint8_t>(wild ? rng() & 255 : std::clamp(b + int(noise(rng) * 20), 0, 255));
           break;
         }
         case PixelType::U16: {
           const int b = base.view().row_as<std::uint16_t>(y)[i];
-          v.row_as<std::uint16_t>(y)[i] = static_cast<std::uint16_t>(wild ? rng() & 65535 : std::clamp(b + int(noise(rng) * 5000), 0, 65535));
+          v.row_as<std::uint16_t>(y)[i] =
+              static_cast<std::uint16_t>(wild ? rng() & 65535 : std::clamp(b + int(noise(rng) * 5000), 0, 65535));
           break;
         }
         case PixelType::F32: {
@@ -80,15 +82,26 @@ Difference compare(const ImageView& a, const ImageView& b) {
         const std::size_t i = static_cast<std::size_t>(x) * C + c;
         double va = 0, vb = 0;
         switch (a.format.type) {
-          case PixelType::U8: va = a.row_as<std::uint8_t>(y)[i]; vb = b.row_as<std::uint8_t>(y)[i]; break;
-          case PixelType::U16: va = a.row_as<std::uint16_t>(y)[i]; vb = b.row_as<std::uint16_t>(y)[i]; break;
-          case PixelType::F32: va = a.row_as<float>(y)[i]; vb = b.row_as<float>(y)[i]; break;
+          case PixelType::U8:
+            va = a.row_as<std::uint8_t>(y)[i];
+            vb = b.row_as<std::uint8_t>(y)[i];
+            break;
+          case PixelType::U16:
+            va = a.row_as<std::uint16_t>(y)[i];
+            vb = b.row_as<std::uint16_t>(y)[i];
+            break;
+          case PixelType::F32:
+            va = a.row_as<float>(y)[i];
+            vb = b.row_as<float>(y)[i];
+            break;
         }
         const double diff = std::fabs(va - vb);
         const double rel = diff / std::max(1.0, std::max(std::fabs(va), std::fabs(vb)));
         if (diff > d.max_abs || std::isnan(diff)) {
           d.max_abs = std::isnan(diff) ? INFINITY : diff;
-          d.x = x; d.y = y; d.c = c;
+          d.x = x;
+          d.y = y;
+          d.c = c;
         }
         d.max_rel = std::max(d.max_rel, rel);
       }

@@ -19,15 +19,15 @@ struct BatchOptions {
   std::string input_dir, output_dir;
   std::vector<std::string> filters;  // specs, parsed by run_batch; empty = no filter (decode + encode only)
   bool recursive = false;
-  std::vector<std::string> exclude;  // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
-  std::string format = "same";       // same | png | jpg | tiff
-  int quality = 95;                  // JPEG / WebP, as `tilefilter apply`
-  bool strip = false;                // drop EXIF / ICC / XMP instead of copying them to the outputs
+  std::vector<std::string> exclude;            // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
+  std::string format = "same";                 // same | png | jpg | tiff
+  int quality = 95;                            // JPEG / WebP, as `tilefilter apply`
+  bool strip = false;                          // drop EXIF / ICC / XMP instead of copying them to the outputs
   int decode_threads = 0, encode_threads = 0;  // 0 = from the cores
   std::string devices = "all";
   std::vector<DevicePtr> device_list;  // when not empty, used instead of `devices`
   std::size_t device_memory = 0;
-  JobOptions job;                    // border, schedule, faults (progress/cancel here are ignored)
+  JobOptions job;  // border, schedule, faults (progress/cancel here are ignored)
   bool resume = false;
   Limits limits;
   std::size_t max_inflight_bytes = 0;  // decoded + filtered pixels in flight; 0 = from memory
@@ -59,10 +59,10 @@ struct FileResult {
   std::size_t input_bytes = 0, output_bytes = 0;
   double decode_s = 0, filter_s = 0, encode_s = 0;
   double decode_cpu_s = 0, encode_cpu_s = 0;  // CPU time of the codec thread: per-core codec speed
-  std::string decoder, encoder;  // "stb", "opencv"
-  std::string device;            // "cpu0", or "gpu0+gpu1" when the image was split
+  std::string decoder, encoder;               // "stb", "opencv"
+  std::string device;                         // "cpu0", or "gpu0+gpu1" when the image was split
   int tiles = 0;
-  int retried_tiles = 0;         // tile attempts that failed on a device and were retried
+  int retried_tiles = 0;  // tile attempts that failed on a device and were retried
 };
 const char* to_string(FileResult::Status s);  // "ok", "failed", "resumed", "cancelled"
 
@@ -70,13 +70,13 @@ struct BatchReport {
   std::string input_dir, output_dir;
   std::vector<std::string> filters;
   std::vector<FileResult> files;
-  std::vector<std::string> skipped;  // not images, with the reason: "notes.txt (not an image)"
+  std::vector<std::string> skipped;       // not images, with the reason: "notes.txt (not an image)"
   std::vector<std::string> device_names;  // index = StageRecord::device; the last is "cpu-fallback"
   std::vector<DeviceSummary> devices;
-  std::vector<int> images_per_device;     // whole images; a split image counts for every device it used
-  std::vector<StageRecord> records;  // decode/encode (device -1) and device stages, one clock
-  std::string device_note;           // e.g. "no GPU ...; using 16 CPU workers"
-  std::vector<std::string> notes;    // e.g. stale temporary files removed
+  std::vector<int> images_per_device;             // whole images; a split image counts for every device it used
+  std::vector<StageRecord> records;               // decode/encode (device -1) and device stages, one clock
+  std::string device_note;                        // e.g. "no GPU ...; using 16 CPU workers"
+  std::vector<std::string> notes;                 // e.g. stale temporary files removed
   double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
   double decode_cpu_s = 0, encode_cpu_s = 0;      // the same in CPU time
   double megapixels = 0;
@@ -94,8 +94,8 @@ struct BatchItem {
   std::string input, output;  // full paths
   std::string relative;       // input path relative to IN_DIR, as shown to a person
   std::size_t input_bytes = 0;
-  bool complete = false;      // --resume: the output is already there, complete
-  std::string problem;        // set when the file fails before decoding (e.g. would overwrite an input)
+  bool complete = false;  // --resume: the output is already there, complete
+  std::string problem;    // set when the file fails before decoding (e.g. would overwrite an input)
 };
 struct BatchPlan {
   std::vector<BatchItem> items;

@@ -24,8 +24,8 @@ inline EncodeOptions quality_only(int quality) {
 // Decodes a whole file through open_image (io.hpp); the image must fit limits.max_pixels. `info`,
 // when given, receives what the file held (metadata, stored channels, codec). Throws tf::Error
 // naming the file and the reason.
-Image decode_file(const std::string& path, const Limits& limits = {},
-                  const PixelAllocator& alloc = default_allocator(), ImageInfo* info = nullptr);
+Image decode_file(const std::string& path, const Limits& limits = {}, const PixelAllocator& alloc = default_allocator(),
+                  ImageInfo* info = nullptr);
 Image decode_memory(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits = {},
                     const PixelAllocator& alloc = default_allocator());
 
@@ -34,8 +34,8 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
 void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options = {},
                  const Metadata& metadata = {});
 
-bool is_image_extension(const std::string& path);       // can we try to decode this file?
-std::string codec_for(const std::string& path);         // decoder: "stb", "turbojpeg", "opencv"
+bool is_image_extension(const std::string& path);                        // can we try to decode this file?
+std::string codec_for(const std::string& path);                          // decoder: "stb", "turbojpeg", "opencv"
 std::string encoder_for(const std::string& path, const Format& format);  // what encode_file uses, same names
 bool can_encode(const std::string& path, const Format& format, std::string* why = nullptr);
 std::vector<std::string> readable_extensions();

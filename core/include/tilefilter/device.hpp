@@ -23,13 +23,13 @@ struct DeviceInfo {
   std::string id;    // "cpu0", "gpu1"
   std::string name;  // "CPU worker", "NVIDIA H200"
   DeviceKind kind = DeviceKind::Cpu;
-  int ordinal = 0;   // CUDA ordinal, or CPU worker number
+  int ordinal = 0;  // CUDA ordinal, or CPU worker number
   std::size_t memory_total = 0, memory_free = 0;
   int multiprocessors = 0;
   std::string link;  // "PCIe gen5 x16"
 };
 
-struct DeviceSample {  // a utilization/memory sample (NVML for GPUs)
+struct DeviceSample {       // a utilization/memory sample (NVML for GPUs)
   double utilization = -1;  // percent, -1 unknown
   std::size_t memory_used = 0, memory_total = 0;
 };

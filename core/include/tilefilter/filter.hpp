@@ -12,9 +12,7 @@ namespace tf {
 
 struct Halo {
   int left = 0, top = 0, right = 0, bottom = 0;
-  Halo operator+(const Halo& o) const {
-    return {left + o.left, top + o.top, right + o.right, bottom + o.bottom};
-  }
+  Halo operator+(const Halo& o) const { return {left + o.left, top + o.top, right + o.right, bottom + o.bottom}; }
   bool operator==(const Halo&) const = default;
 };
 
@@ -41,13 +39,13 @@ struct Convolution {
 // Tries to factor a kernel as col * row^T (rank 1). Returns true and fills row/col when the
 // reconstruction matches every tap to within a relative 1e-6 of the largest tap.
 bool factor_separable(const Kernel& k, std::vector<float>& row, std::vector<float>& col);
-Convolution make_convolution(const Kernel& k);                      // detects separability
+Convolution make_convolution(const Kernel& k);  // detects separability
 Convolution make_separable(std::vector<float> row, std::vector<float> col);
 
 enum class Combine { Single, Magnitude };  // Magnitude: sqrt(a*a + b*b) of two convolutions
 
 struct Stage {
-  std::string name;  // the spec it came from, e.g. "gaussian:sigma=2"
+  std::string name;                // the spec it came from, e.g. "gaussian:sigma=2"
   std::vector<Convolution> convs;  // 1, or 2 for Magnitude
   Combine combine = Combine::Single;
   Halo halo() const;  // union of the convolutions' footprints

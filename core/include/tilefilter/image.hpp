@@ -11,9 +11,7 @@ namespace tf {
 
 enum class PixelType : std::uint8_t { U8, U16, F32 };
 
-constexpr std::size_t bytes_per_sample(PixelType t) {
-  return t == PixelType::U8 ? 1 : t == PixelType::U16 ? 2 : 4;
-}
+constexpr std::size_t bytes_per_sample(PixelType t) { return t == PixelType::U8 ? 1 : t == PixelType::U16 ? 2 : 4; }
 std::string to_string(PixelType t);  // "u8", "u16", "f32"
 
 struct Format {

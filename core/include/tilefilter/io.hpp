@@ -36,12 +36,12 @@ enum class RowAccess { Whole, Sequential, Random };
 
 struct ImageInfo {
   int width = 0, height = 0;
-  Format format;              // what read_rows delivers: u8/u16/f32 x 1, 3 or 4 channels
-  int stored_channels = 0;    // channels in the file: 2 (gray+alpha) is delivered as RGBA
-  std::string codec;          // "libtiff", "libpng", "libjpeg", "stb", "opencv"
+  Format format;            // what read_rows delivers: u8/u16/f32 x 1, 3 or 4 channels
+  int stored_channels = 0;  // channels in the file: 2 (gray+alpha) is delivered as RGBA
+  std::string codec;        // "libtiff", "libpng", "libjpeg", "stb", "opencv"
   RowAccess access = RowAccess::Whole;
-  std::string note;           // one line for the user, e.g. "first page of 3 read"; empty if none
-  std::string compression;    // as stored, e.g. "deflate" (TIFF), "" when the format has one kind
+  std::string note;         // one line for the user, e.g. "first page of 3 read"; empty if none
+  std::string compression;  // as stored, e.g. "deflate" (TIFF), "" when the format has one kind
   Metadata metadata;
 };
 
@@ -59,14 +59,14 @@ class ImageReader {
 };
 
 struct WriteOptions {
-  int quality = 95;          // JPEG, WebP: 1..100
-  std::string compression;   // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
-  int level = -1;            // deflate / zstd / PNG zlib level; -1 = the library's default
-  bool bigtiff = false;      // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
-  TileSize tiff_tile{};      // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
-  bool gray_alpha = false;   // write 4-channel rows as gray+alpha (the input was gray+alpha)
-  bool strip = false;        // write no metadata
-  int threads = 0;           // codec worker threads; 0 = one per core
+  int quality = 95;         // JPEG, WebP: 1..100
+  std::string compression;  // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
+  int level = -1;           // deflate / zstd / PNG zlib level; -1 = the library's default
+  bool bigtiff = false;     // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
+  TileSize tiff_tile{};     // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
+  bool gray_alpha = false;  // write 4-channel rows as gray+alpha (the input was gray+alpha)
+  bool strip = false;       // write no metadata
+  int threads = 0;          // codec worker threads; 0 = one per core
 };
 
 class ImageWriter {

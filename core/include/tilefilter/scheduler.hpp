@@ -41,7 +41,7 @@ struct JobReport {
   double wall_s = 0;
   std::vector<std::string> device_names;  // index = StageRecord::device
   std::vector<int> tiles_per_device;
-  std::vector<TileFailure> failures;      // failed attempts that were retried
+  std::vector<TileFailure> failures;  // failed attempts that were retried
   std::vector<StageRecord> records;
   bool cancelled = false;
 };
@@ -51,9 +51,9 @@ struct JobReport {
 JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
                      const std::vector<DevicePtr>& devices, const JobOptions& options);
 
-// True when `chain` runs over an image of `shape`'s size and format (its pixels are not read) in one pass per tile (its intermediate borders can
-// be re-synthesized inside each tile); false for wrap borders and images smaller than the halo,
-// which run filter by filter over the whole image and so cannot be streamed in bands.
+// True when `chain` runs over an image of `shape`'s size and format (its pixels are not read) in one pass per tile (its
+// intermediate borders can be re-synthesized inside each tile); false for wrap borders and images smaller than the
+// halo, which run filter by filter over the whole image and so cannot be streamed in bands.
 bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
                       const JobOptions& options);
 

@@ -16,10 +16,10 @@ namespace tf {
 
 struct StreamOptions {
   Limits limits;
-  WriteOptions write;                 // write.strip drops the metadata
-  std::size_t memory_budget = 0;      // bytes of host memory for pixels in flight; 0 = automatic
-  int band_rows = 0;                  // 0 = from the budget (tests force small bands)
-  bool autorotate = false;            // rotate pixels by the EXIF orientation, write orientation 1
+  WriteOptions write;                             // write.strip drops the metadata
+  std::size_t memory_budget = 0;                  // bytes of host memory for pixels in flight; 0 = automatic
+  int band_rows = 0;                              // 0 = from the budget (tests force small bands)
+  bool autorotate = false;                        // rotate pixels by the EXIF orientation, write orientation 1
   std::function<void(double fraction)> progress;  // from the filtering thread
 };
 
@@ -27,11 +27,11 @@ struct StreamReport {
   int width = 0, height = 0;
   Format format;
   std::string decoder, encoder;
-  std::string note;                   // the reader's note and why an image went in one band
+  std::string note;  // the reader's note and why an image went in one band
   int bands = 0, band_rows = 0;
-  std::size_t planned_bytes = 0;      // pixel buffers the plan holds at most
+  std::size_t planned_bytes = 0;                                // pixel buffers the plan holds at most
   double decode_s = 0, filter_s = 0, encode_s = 0, wall_s = 0;  // per stage, busy time
-  JobReport job;                      // tiles per device and failures, summed over bands
+  JobReport job;                                                // tiles per device and failures, summed over bands
 };
 
 // Filters `input` into `output` (written as temp + rename: nothing under the final name unless it

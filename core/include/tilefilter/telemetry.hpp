@@ -17,7 +17,7 @@ struct StageRecord {
   int device = -1;  // index into the job's device list; -1 for host threads (decode/encode)
   int lane = 0;     // CUDA stream or worker thread within the device
   StageKind stage = StageKind::Compute;
-  int tile = -1;    // tile index, or file index in batch
+  int tile = -1;          // tile index, or file index in batch
   double t0 = 0, t1 = 0;  // seconds since the telemetry epoch
   std::size_t bytes = 0;
 };
@@ -28,9 +28,7 @@ class Telemetry {
   Telemetry() : epoch_(Clock::now()) {}
 
   Clock::time_point epoch() const { return epoch_; }
-  double seconds_since_epoch(Clock::time_point t) const {
-    return std::chrono::duration<double>(t - epoch_).count();
-  }
+  double seconds_since_epoch(Clock::time_point t) const { return std::chrono::duration<double>(t - epoch_).count(); }
   double now() const { return seconds_since_epoch(Clock::now()); }
 
   void add(const StageRecord& r);
@@ -49,8 +47,8 @@ struct DeviceSummary {
   std::string name;
   int tiles = 0;
   double upload_s = 0, kernel_s = 0, download_s = 0, compute_s = 0;
-  double busy_s = 0;   // union of the device's stage intervals
-  double idle_s = 0;   // wall - busy
+  double busy_s = 0;  // union of the device's stage intervals
+  double idle_s = 0;  // wall - busy
   std::size_t bytes_up = 0, bytes_down = 0;
   double mean_utilization = -1;  // NVML, percent; -1 when unknown
 };

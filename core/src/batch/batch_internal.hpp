@@ -74,8 +74,7 @@ class BufferPool {
 };
 
 // A queue with a bounded number of items; pop() returns nothing once it is closed and empty.
-template <class T>
-class BoundedQueue {
+template <class T> class BoundedQueue {
  public:
   explicit BoundedQueue(std::size_t capacity) : capacity_(capacity ? capacity : 1) {}
   void push(T item) {

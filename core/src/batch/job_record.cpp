@@ -39,7 +39,8 @@ std::string describe(const json& j) {
 std::string check_job_record(const BatchOptions& opt) {
   const std::string path = path_of(opt);
   std::ifstream in(path);
-  if (!in) return fmt::format("{} holds no record of an earlier job: outputs found there are taken as done", opt.output_dir);
+  if (!in)
+    return fmt::format("{} holds no record of an earlier job: outputs found there are taken as done", opt.output_dir);
   const json earlier = json::parse(in, nullptr, /*allow_exceptions=*/false);
   const json now = record_of(opt);
   if (earlier.is_discarded() || !earlier.is_object())

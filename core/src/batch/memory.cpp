@@ -1,10 +1,10 @@
 // The batch's memory bound: a byte budget for pixels in flight and a pool that recycles buffers.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "batch_internal.hpp"
 
@@ -126,7 +126,8 @@ std::size_t cgroup_limit() {
 }  // namespace
 
 std::size_t default_inflight_bytes() {
-  std::size_t total = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE));
+  std::size_t total =
+      static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE));
   if (const std::size_t limit = cgroup_limit(); limit > 0) total = std::min(total, limit);
   std::size_t available = meminfo_kib("MemAvailable:") * 1024;
   if (available == 0) available = total;

@@ -45,7 +45,7 @@ struct Work {
   int index = -1;
   Image src, dst;
   ImageInfo info;  // metadata and stored channels, carried to the output
-  Charge charge;  // budget for src and dst
+  Charge charge;   // budget for src and dst
 };
 
 class BatchRun {
@@ -124,14 +124,16 @@ class BatchRun {
     report.records = tel_.records();
     report.devices = summarize(report.records, report.device_names, report.wall_s);
     for (std::size_t d = 0; d < utilization_.size(); ++d)
-      if (utilization_[d].second > 0) report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
+      if (utilization_[d].second > 0)
+        report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
     report.images_per_device = images_per_device_;
     report.decode_threads = decode_threads();
     report.encode_threads = encode_threads();
     report.max_inflight_bytes = budget_.cap();
     report.peak_inflight_bytes = budget_.peak();
     if (debug_log())
-      std::fprintf(stderr, "[batch] peak in flight %.1f MiB of %.1f MiB\n", budget_.peak() / 1048576.0, budget_.cap() / 1048576.0);
+      std::fprintf(stderr, "[batch] peak in flight %.1f MiB of %.1f MiB\n", budget_.peak() / 1048576.0,
+                   budget_.cap() / 1048576.0);
     return report;
   }
 
@@ -334,12 +336,14 @@ class BatchRun {
     const fs::path parent = fs::path(out).parent_path();
     auto check = [&] {
       if (!batch::resolves_within(parent.string(), out_root_))
-        throw Error(ErrorKind::Io, fmt::format("{}: folder leads outside {} (symbolic link); refusing to write", out, opt_.output_dir));
+        throw Error(ErrorKind::Io, fmt::format("{}: folder leads outside {} (symbolic link); refusing to write", out,
+                                               opt_.output_dir));
     };
     check();
     std::error_code ec;
     fs::create_directories(parent, ec);
-    if (ec) throw Error(ErrorKind::Io, fmt::format("{}: cannot create folder {} ({})", out, parent.string(), ec.message()));
+    if (ec)
+      throw Error(ErrorKind::Io, fmt::format("{}: cannot create folder {} ({})", out, parent.string(), ec.message()));
     check();
   }
 
@@ -437,7 +441,8 @@ class BatchRun {
 
 BatchReport run_batch(const BatchOptions& options) {
   const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
-  if (options.quality < 1 || options.quality > 100) throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
+  if (options.quality < 1 || options.quality > 100)
+    throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
   BatchPlan plan = plan_batch(options);
 
   std::vector<DevicePtr> devices = options.device_list;
@@ -447,18 +452,24 @@ BatchReport run_batch(const BatchOptions& options) {
     devices = std::move(sel.devices);
     device_note = std::move(sel.note);
   }
-  const bool any_gpu = std::any_of(devices.begin(), devices.end(), [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  const bool any_gpu = std::any_of(devices.begin(), devices.end(),
+                                   [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
   // Pinned memory only pays when pixels go to a GPU.
-  const PixelAllocator& base = any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
+  const PixelAllocator& base =
+      any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
-  if (ec) throw Error(ErrorKind::Io, fmt::format("{}: cannot create the output folder ({})", options.output_dir, ec.message()));
+  if (ec)
+    throw Error(ErrorKind::Io,
+                fmt::format("{}: cannot create the output folder ({})", options.output_dir, ec.message()));
   if (const int stale = batch::remove_stale_temporaries(options.output_dir); stale > 0)
-    plan.notes.push_back(fmt::format("removed {} temporary file{} left by an interrupted run", stale, stale == 1 ? "" : "s"));
+    plan.notes.push_back(
+        fmt::format("removed {} temporary file{} left by an interrupted run", stale, stale == 1 ? "" : "s"));
   if (options.resume) {
     std::string note = batch::check_job_record(options);
-    const bool any_done = std::any_of(plan.items.begin(), plan.items.end(), [](const auto& item) { return item.complete; });
+    const bool any_done =
+        std::any_of(plan.items.begin(), plan.items.end(), [](const auto& item) { return item.complete; });
     if (!note.empty() && any_done) plan.notes.push_back(std::move(note));
   }
   batch::write_job_record(options);

@@ -1,5 +1,6 @@
 // The batch plan: which files are taken, where each output goes, and the guards that keep a batch
 // from writing outside OUT_DIR or over an input.
+#include <sys/stat.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -9,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -71,10 +71,12 @@ struct Walker {
     std::vector<fs::directory_entry> entries;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(*it);
     if (ec) {
-      plan.skipped.push_back(fmt::format("{}/ (folder cannot be read: {})", rel.empty() ? "." : rel.string(), ec.message()));
+      plan.skipped.push_back(
+          fmt::format("{}/ (folder cannot be read: {})", rel.empty() ? "." : rel.string(), ec.message()));
       return;
     }
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
     for (const auto& e : entries) {
       const std::string name = e.path().filename().string();
       const fs::path r = rel / name;
@@ -127,8 +129,8 @@ bool ends_with_bytes(const std::string& path, std::initializer_list<unsigned cha
 
 bool is_within(const std::string& child, const std::string& parent) {
   if (parent == "/") return !child.empty() && child.front() == '/';
-  return child == parent || (child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
-                             child[parent.size()] == '/');
+  return child == parent ||
+         (child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 && child[parent.size()] == '/');
 }
 
 bool resolves_within(const std::string& dir, const std::string& root) { return is_within(absolute_normal(dir), root); }
@@ -186,11 +188,13 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   if (opt.output_dir.empty()) throw Error(ErrorKind::InvalidArgument, "no output folder given");
   std::error_code ec;
   if (!fs::exists(opt.input_dir, ec)) throw Error(ErrorKind::Io, fmt::format("{}: no such folder", opt.input_dir));
-  if (!fs::is_directory(opt.input_dir, ec)) throw Error(ErrorKind::Io, fmt::format("{}: is not a folder", opt.input_dir));
+  if (!fs::is_directory(opt.input_dir, ec))
+    throw Error(ErrorKind::Io, fmt::format("{}: is not a folder", opt.input_dir));
   if (fs::exists(opt.output_dir, ec) && !fs::is_directory(opt.output_dir, ec))
     throw Error(ErrorKind::Io, fmt::format("{}: exists and is not a folder", opt.output_dir));
   if (opt.format == "tiff" || opt.format == "tif") {
-    if (!have_opencv_codecs()) throw Error(ErrorKind::InvalidArgument, "--format tiff: this build has no TIFF writer (needs OpenCV)");
+    if (!have_opencv_codecs())
+      throw Error(ErrorKind::InvalidArgument, "--format tiff: this build has no TIFF writer (needs OpenCV)");
   } else {
     output_extension(opt.format, ".png");  // validates the name
   }
@@ -199,13 +203,16 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   Walker w{opt, absolute_normal(opt.input_dir), absolute_normal(opt.output_dir), {}, plan, {}};
   for (const auto& e : opt.exclude) w.excluded.push_back(absolute_normal(e));
   if (w.out_root == w.in_root)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("{}: the output folder is the input folder; outputs would replace the inputs. Choose another folder",
-                            opt.output_dir));
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format(
+            "{}: the output folder is the input folder; outputs would replace the inputs. Choose another folder",
+            opt.output_dir));
   if (opt.recursive && is_within(w.out_root, w.in_root) && !w.is_excluded(w.out_root))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("{} lies inside {} and --recursive would walk into it: add --exclude {} or choose another folder",
-                            opt.output_dir, opt.input_dir, opt.output_dir));
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("{} lies inside {} and --recursive would walk into it: add --exclude {} or choose another folder",
+                    opt.output_dir, opt.input_dir, opt.output_dir));
   w.walk(w.in_root, {});
 
   // Output names mirror the input tree. When two inputs map to one name (a.jpg and a.png with
@@ -227,12 +234,15 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   }
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t i = 0; i < w.files.size(); ++i) {
-      const bool keeps_ext = lower(wanted[i].extension().string()) == lower(fs::path(w.files[i].second).extension().string());
+      const bool keeps_ext =
+          lower(wanted[i].extension().string()) == lower(fs::path(w.files[i].second).extension().string());
       if ((pass == 0) != keeps_ext) continue;
       std::string out = wanted[i].string();
-      if (owner.count(out)) out = (fs::path(w.out_root) / (w.files[i].second + wanted[i].extension().string())).string();
+      if (owner.count(out))
+        out = (fs::path(w.out_root) / (w.files[i].second + wanted[i].extension().string())).string();
       for (int n = 2; owner.count(out); ++n)
-        out = (fs::path(w.out_root) / fmt::format("{}.{}{}", w.files[i].second, n, wanted[i].extension().string())).string();
+        out = (fs::path(w.out_root) / fmt::format("{}.{}{}", w.files[i].second, n, wanted[i].extension().string()))
+                  .string();
       owner[out] = static_cast<int>(i);
       plan.items[i].output = out;
     }
@@ -253,8 +263,8 @@ BatchPlan plan_batch(const BatchOptions& opt) {
     if (input_names.count(absolute_normal(item.output)) || (exists && input_ids.count(id))) {
       item.problem = fmt::format("output {} would overwrite an input file; refusing", item.output);
     } else if (!resolves_within(fs::path(item.output).parent_path().string(), w.out_root)) {
-      item.problem = fmt::format("output {} would be written outside {} (through a symbolic link); refusing", item.output,
-                                 opt.output_dir);
+      item.problem = fmt::format("output {} would be written outside {} (through a symbolic link); refusing",
+                                 item.output, opt.output_dir);
     } else if (opt.resume) {
       item.complete = output_is_complete(item.output, item.input);
     }

@@ -25,7 +25,7 @@ int BatchReport::failed() const { return count(FileResult::Status::Failed); }
 
 int BatchReport::exit_code() const {
   const int done = count(FileResult::Status::Ok) + count(FileResult::Status::Resumed);
-  if (done == 0) return 1;                        // nothing could be done (or no image at all)
+  if (done == 0) return 1;                              // nothing could be done (or no image at all)
   if (done < static_cast<int>(files.size())) return 3;  // some failed or were not done
   return 0;
 }
@@ -45,20 +45,32 @@ std::string batch_report_json(const BatchReport& r) {
   using json = nlohmann::ordered_json;
   json files = json::array();
   for (const auto& f : r.files) {
-    json j = {{"input", f.input},           {"output", f.output},     {"status", to_string(f.status)},
-              {"width", f.width},           {"height", f.height},     {"format", f.format},
-              {"input_bytes", f.input_bytes}, {"output_bytes", f.output_bytes},
-              {"decode_s", f.decode_s},     {"filter_s", f.filter_s}, {"encode_s", f.encode_s},
-              {"decode_cpu_s", f.decode_cpu_s}, {"encode_cpu_s", f.encode_cpu_s},
-              {"decoder", f.decoder},       {"encoder", f.encoder},   {"device", f.device},
-              {"tiles", f.tiles},           {"retried_tiles", f.retried_tiles}};
+    json j = {{"input", f.input},
+              {"output", f.output},
+              {"status", to_string(f.status)},
+              {"width", f.width},
+              {"height", f.height},
+              {"format", f.format},
+              {"input_bytes", f.input_bytes},
+              {"output_bytes", f.output_bytes},
+              {"decode_s", f.decode_s},
+              {"filter_s", f.filter_s},
+              {"encode_s", f.encode_s},
+              {"decode_cpu_s", f.decode_cpu_s},
+              {"encode_cpu_s", f.encode_cpu_s},
+              {"decoder", f.decoder},
+              {"encoder", f.encoder},
+              {"device", f.device},
+              {"tiles", f.tiles},
+              {"retried_tiles", f.retried_tiles}};
     if (!f.reason.empty()) j["reason"] = f.reason;
     files.push_back(std::move(j));
   }
   json devices = json::array();
   for (const auto& d : r.devices) {
     const bool fallback = d.device == static_cast<int>(r.devices.size()) - 1;
-    const int images = d.device >= 0 && d.device < static_cast<int>(r.images_per_device.size()) ? r.images_per_device[d.device] : 0;
+    const int images =
+        d.device >= 0 && d.device < static_cast<int>(r.images_per_device.size()) ? r.images_per_device[d.device] : 0;
     if (fallback && d.tiles == 0) continue;  // the CPU fallback only appears when it was needed
     devices.push_back({{"id", d.name},
                        {"images", images},

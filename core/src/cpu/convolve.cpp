@@ -12,7 +12,8 @@
 #include "tilefilter/error.hpp"
 
 // std::fma is only fast with hardware FMA: build an x86-64-v3 clone next to a portable one.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define TF_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define TF_MULTIVERSION
@@ -29,7 +30,8 @@ TF_MULTIVERSION void fma_row(float* __restrict acc, const float* __restrict src,
 // Four taps in one sweep: acc = fma(s3, t3, fma(s2, t2, fma(s1, t1, fma(s0, t0, acc)))) — the same
 // order as four single sweeps, with a quarter of the accumulator traffic.
 TF_MULTIVERSION void fma_row4(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
-                              const float* __restrict s2, const float* __restrict s3, const float* taps, std::size_t n) {
+                              const float* __restrict s2, const float* __restrict s3, const float* taps,
+                              std::size_t n) {
   const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3];
   for (std::size_t i = 0; i < n; ++i)
     acc[i] = std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]))));
@@ -52,7 +54,8 @@ TF_MULTIVERSION void fma_row5(float* __restrict acc, const float* __restrict s0,
                               const float* taps, std::size_t n) {
   const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3], t4 = taps[4];
   for (std::size_t i = 0; i < n; ++i)
-    acc[i] = std::fma(s4[i], t4, std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])))));
+    acc[i] =
+        std::fma(s4[i], t4, std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])))));
 }
 
 // acc[i] = sum over k of src_k[i] * taps[k], k in order, where src_k = base + k * step. However the
@@ -136,7 +139,8 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
     for (int y = 0; y < oh; ++y) {
       float* acc = out.row(y);
       std::fill(acc, acc + n, 0.0f);
-      fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(), k.height, n);
+      fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(),
+               k.height, n);
     }
   } else {
     for (int y = 0; y < oh; ++y) {
@@ -220,7 +224,8 @@ void resynthesize_border(Plane& p, int image_width, int image_height, const Bord
         std::fill(row + static_cast<std::size_t>(x) * C, row + static_cast<std::size_t>(x + 1) * C, fill);
       } else {
         if (!inside(m, p.rect.x, p.rect.width)) throw Error(ErrorKind::Internal, "border source outside the tile");
-        std::memcpy(row + static_cast<std::size_t>(x) * C, row + static_cast<std::size_t>(m - p.rect.x) * C, C * sizeof(float));
+        std::memcpy(row + static_cast<std::size_t>(x) * C, row + static_cast<std::size_t>(m - p.rect.x) * C,
+                    C * sizeof(float));
       }
     }
   }

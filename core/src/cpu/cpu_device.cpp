@@ -14,7 +14,8 @@ class CpuDevice final : public Device {
  public:
   CpuDevice(int ordinal, double slowdown) : slowdown_(slowdown) {
     info_.id = fmt::format("cpu{}", ordinal);
-    info_.name = slowdown > 1 ? fmt::format("CPU worker {} (slowed x{})", ordinal, slowdown) : fmt::format("CPU worker {}", ordinal);
+    info_.name = slowdown > 1 ? fmt::format("CPU worker {} (slowed x{})", ordinal, slowdown)
+                              : fmt::format("CPU worker {}", ordinal);
     info_.kind = DeviceKind::Cpu;
     info_.ordinal = ordinal;
   }

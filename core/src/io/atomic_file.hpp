@@ -11,7 +11,7 @@ class AtomicFile {
   explicit AtomicFile(std::string target);  // opens the temporary file; throws tf::Error (Io)
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile();                             // removes the temporary file unless committed
+  ~AtomicFile();  // removes the temporary file unless committed
 
   std::FILE* stream() const { return file_; }
   const std::string& temp_path() const { return temp_; }

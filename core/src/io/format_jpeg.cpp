@@ -26,8 +26,8 @@
 #include <vector>
 
 // jpeglib.h needs size_t and FILE declared first.
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 
 #include "atomic_file.hpp"
 #include "codec_checks.hpp"
@@ -46,7 +46,8 @@ bool jpeg_sniff(std::span<const unsigned char> head) {
 bool jpeg_extension(const std::string& ext) { return ext == ".jpg" || ext == ".jpeg"; }
 
 bool jpeg_can_write(const Format& format, std::string* why) {
-  const bool ok = format.type == PixelType::U8 && (format.channels == 1 || format.channels == 3 || format.channels == 4);
+  const bool ok =
+      format.type == PixelType::U8 && (format.channels == 1 || format.channels == 3 || format.channels == 4);
   if (!ok && why) *why = fmt::format("JPEG holds 8-bit pixels, not {}", to_string(format));
   return ok;
 }
@@ -75,8 +76,7 @@ struct JpegError {
   auto* e = reinterpret_cast<JpegError*>(cinfo->err);
   if (cinfo->err->msg_code == JERR_INPUT_EMPTY)
     std::snprintf(e->text, sizeof e->text, "empty file (0 bytes)");  // as the other readers say it
-  else
-    (*cinfo->err->format_message)(cinfo, e->text);
+  else (*cinfo->err->format_message)(cinfo, e->text);
   e->what = nullptr;
   jump_back(cinfo);
 }
@@ -90,7 +90,7 @@ void on_emit_message(j_common_ptr cinfo, int level) {
   if (code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC || code == JWRN_ADOBE_XFORM)
     return;
   (*cinfo->err->format_message)(cinfo, e->text);
-  e->what = code == JWRN_JPEG_EOF    ? "truncated JPEG"
+  e->what = code == JWRN_JPEG_EOF     ? "truncated JPEG"
             : code == JWRN_HIT_MARKER ? "truncated or corrupt JPEG data"
                                       : "corrupt JPEG data";
   jump_back(cinfo);
@@ -117,8 +117,7 @@ void install(JpegError& e) {
 
 // Runs f (calls into libjpeg only: nothing with a destructor may live in it) under a setjmp;
 // false when libjpeg reported an error (or a warning taken as one).
-template <class F>
-bool jpeg_ok(JpegError& err, F&& f) {
+template <class F> bool jpeg_ok(JpegError& err, F&& f) {
   std::jmp_buf jump;
   err.jump = &jump;
   if (setjmp(jump)) {
@@ -230,9 +229,9 @@ class JpegReader final : public ImageReader {
   void read_rows(int y, const ImageView& rows) override {
     if (rows.width != info_.width || rows.format != info_.format || y < 0 || rows.height < 0 ||
         y + rows.height > info_.height)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y,
-                                                          y + rows.height, info_.width, info_.height,
-                                                          to_string(info_.format), to_string(rows.format)));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y, y + rows.height, info_.width,
+                              info_.height, to_string(info_.format), to_string(rows.format)));
     if (failed_) throw Error(ErrorKind::Decode, fmt::format("{}: cannot read on after an error", path_));
     if (y != next_row_)
       throw Error(ErrorKind::InvalidArgument,
@@ -314,8 +313,8 @@ class JpegWriter final : public ImageWriter {
     std::string why;
     if (!jpeg_can_write(format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
     if (width <= 0 || height <= 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: JPEG holds up to {} pixels a side, not {}x{}", path, JPEG_MAX_DIMENSION, width, height));
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: JPEG holds up to {} pixels a side, not {}x{}", path,
+                                                          JPEG_MAX_DIMENSION, width, height));
 
     // Metadata, prepared here; a block too large for one marker is left out (no extended XMP).
     std::vector<unsigned char> exif_marker, xmp_marker, icc;
@@ -374,10 +373,10 @@ class JpegWriter final : public ImageWriter {
 
   void write_rows(const ImageView& rows) override {
     if (rows.width != width_ || rows.format != format_ || next_row_ + rows.height > height_)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", file_.target(),
-                              rows.height, rows.width, rows.height, to_string(rows.format), width_, height_,
-                              to_string(format_), next_row_));
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", file_.target(), rows.height,
+                      rows.width, rows.height, to_string(rows.format), width_, height_, to_string(format_), next_row_));
     if (failed_) throw Error(ErrorKind::Io, fmt::format("{}: cannot write on after an error", file_.target()));
     pointers_.resize(static_cast<std::size_t>(rows.height));
     for (int r = 0; r < rows.height; ++r) pointers_[r] = reinterpret_cast<JSAMPROW>(rows.row(r));
@@ -394,7 +393,8 @@ class JpegWriter final : public ImageWriter {
   void finish() override {
     if (failed_) throw Error(ErrorKind::Io, fmt::format("{}: cannot finish after an error", file_.target()));
     if (next_row_ != height_)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {} of {} rows written", file_.target(), next_row_, height_));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: {} of {} rows written", file_.target(), next_row_, height_));
     j_compress_ptr cinfo = &state_.cinfo;
     if (!jpeg_ok(state_.err, [&] { jpeg_finish_compress(cinfo); })) fail();
     state_.release();
@@ -431,11 +431,11 @@ std::unique_ptr<ImageWriter> jpeg_create(const std::string& path, int width, int
 
 const FormatCodec& jpeg_codec() {
 #ifdef TF_HAVE_LIBJPEG
-  static const FormatCodec codec{"libjpeg", [] { return true; }, jpeg_sniff, jpeg_extension, jpeg_open, jpeg_can_write,
-                                 jpeg_create};
+  static const FormatCodec codec{"libjpeg", [] { return true; }, jpeg_sniff, jpeg_extension,
+                                 jpeg_open, jpeg_can_write,      jpeg_create};
 #else
-  static const FormatCodec codec{"libjpeg", [] { return false; }, jpeg_sniff, jpeg_extension, nullptr, jpeg_can_write,
-                                 nullptr};
+  static const FormatCodec codec{"libjpeg", [] { return false; }, jpeg_sniff, jpeg_extension,
+                                 nullptr,   jpeg_can_write,       nullptr};
 #endif
   return codec;
 }

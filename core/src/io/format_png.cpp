@@ -72,8 +72,7 @@ void on_png_warning(png_structp, png_const_charp) {}
 
 // Runs f (calls into libpng only: nothing with a destructor may live in it) under a setjmp;
 // false when libpng reported an error.
-template <class F>
-bool png_ok(png_structp png, F&& f) {
+template <class F> bool png_ok(png_structp png, F&& f) {
   if (setjmp(png_jmpbuf(png))) return false;
   f();
   return true;
@@ -121,8 +120,8 @@ class PngReader final : public ImageReader {
     if (!png_sniff({head, n})) throw Error(ErrorKind::Decode, fmt::format("{}: not a PNG file", path));
     if (n == sizeof head && std::memcmp(head + 12, "IHDR", 4) == 0) {
       auto be32 = [&](int at) {
-        return (std::uint32_t(head[at]) << 24) | (std::uint32_t(head[at + 1]) << 16) | (std::uint32_t(head[at + 2]) << 8) |
-               head[at + 3];
+        return (std::uint32_t(head[at]) << 24) | (std::uint32_t(head[at + 1]) << 16) |
+               (std::uint32_t(head[at + 2]) << 8) | head[at + 3];
       };
       Limits check = limits;
       if (head[28] == PNG_INTERLACE_NONE) check.max_pixels = limits.max_stream_pixels;
@@ -205,9 +204,9 @@ class PngReader final : public ImageReader {
   void read_rows(int y, const ImageView& rows) override {
     if (rows.width != info_.width || rows.format != info_.format || y < 0 || rows.height < 0 ||
         y + rows.height > info_.height)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y,
-                                                          y + rows.height, info_.width, info_.height,
-                                                          to_string(info_.format), to_string(rows.format)));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y, y + rows.height, info_.width,
+                              info_.height, to_string(info_.format), to_string(rows.format)));
     if (!whole_.empty()) {
       for (int r = 0; r < rows.height; ++r) std::memcpy(rows.row(r), whole_.view().row(y + r), rows.row_bytes());
       return;
@@ -243,7 +242,8 @@ class PngReader final : public ImageReader {
     int compression = 0;
     png_bytep profile = nullptr;
     png_uint_32 profile_size = 0;
-    if (png_get_iCCP(state_.png, state_.info, &name, &compression, &profile, &profile_size) && profile && profile_size > 0)
+    if (png_get_iCCP(state_.png, state_.info, &name, &compression, &profile, &profile_size) && profile &&
+        profile_size > 0)
       m.icc.assign(profile, profile + profile_size);
     png_textp text = nullptr;
     int count = 0;
@@ -268,7 +268,8 @@ class PngWriter final : public ImageWriter {
     std::string why;
     if (!png_can_write(format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
     if (width <= 0 || height <= 0 || static_cast<unsigned>(width) > PNG_UINT_31_MAX)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot write a PNG of {}x{} pixels", path, width, height));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: cannot write a PNG of {}x{} pixels", path, width, height));
     gray_alpha_ = options.gray_alpha && format.channels == 4;
     if (gray_alpha_) scratch_.resize(static_cast<std::size_t>(width) * 2 * bytes_per_sample(format.type));
 
@@ -291,7 +292,7 @@ class PngWriter final : public ImageWriter {
     xmp_text.text = xmp.data();
     xmp_text.itxt_length = xmp.size();
 
-    const int color = format.channels == 1 ? PNG_COLOR_TYPE_GRAY
+    const int color = format.channels == 1   ? PNG_COLOR_TYPE_GRAY
                       : format.channels == 3 ? PNG_COLOR_TYPE_RGB
                       : gray_alpha_          ? PNG_COLOR_TYPE_GRAY_ALPHA
                                              : PNG_COLOR_TYPE_RGB_ALPHA;
@@ -322,10 +323,10 @@ class PngWriter final : public ImageWriter {
 
   void write_rows(const ImageView& rows) override {
     if (rows.width != width_ || rows.format != format_ || next_row_ + rows.height > height_)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", file_.target(),
-                              rows.height, rows.width, rows.height, to_string(rows.format), width_, height_,
-                              to_string(format_), next_row_));
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", file_.target(), rows.height,
+                      rows.width, rows.height, to_string(rows.format), width_, height_, to_string(format_), next_row_));
     if (failed_) throw Error(ErrorKind::Io, fmt::format("{}: cannot write on after an error", file_.target()));
     png_structp png = state_.png;
     const ImageView band = rows;
@@ -353,7 +354,8 @@ class PngWriter final : public ImageWriter {
   void finish() override {
     if (failed_) throw Error(ErrorKind::Io, fmt::format("{}: cannot finish after an error", file_.target()));
     if (next_row_ != height_)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {} of {} rows written", file_.target(), next_row_, height_));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: {} of {} rows written", file_.target(), next_row_, height_));
     png_structp png = state_.png;
     if (!png_ok(png, [&] { png_write_end(png, nullptr); })) fail();
     state_.release();
@@ -392,11 +394,11 @@ std::unique_ptr<ImageWriter> png_create(const std::string& path, int width, int 
 
 const FormatCodec& png_codec() {
 #ifdef TF_HAVE_LIBPNG
-  static const FormatCodec codec{"libpng", [] { return true; }, png_sniff, png_extension, png_open, png_can_write,
-                                 png_create};
+  static const FormatCodec codec{"libpng", [] { return true; }, png_sniff, png_extension,
+                                 png_open, png_can_write,       png_create};
 #else
-  static const FormatCodec codec{"libpng", [] { return false; }, png_sniff, png_extension, nullptr, png_can_write,
-                                 nullptr};
+  static const FormatCodec codec{"libpng", [] { return false; }, png_sniff, png_extension,
+                                 nullptr,  png_can_write,        nullptr};
 #endif
   return codec;
 }

@@ -308,7 +308,8 @@ class TiffReader final : public ImageReader {
     if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &hh) || w == 0 || hh == 0)
       fail(ErrorKind::Decode, path_, "no image size in the TIFF directory");
     if (w > INT_MAX || hh > INT_MAX)
-      fail(ErrorKind::Limit, path_, fmt::format("{}x{} pixels: a side over {} pixels is not supported", w, hh, INT_MAX));
+      fail(ErrorKind::Limit, path_,
+           fmt::format("{}x{} pixels: a side over {} pixels is not supported", w, hh, INT_MAX));
     const long long pixels = static_cast<long long>(w) * hh;
     if (pixels > limits.max_stream_pixels)
       fail(ErrorKind::Limit, path_,
@@ -332,7 +333,8 @@ class TiffReader final : public ImageReader {
     // Sample type.
     if (sfmt == SAMPLEFORMAT_INT) fail(ErrorKind::Decode, path_, "signed integer samples are not supported");
     if (sfmt == SAMPLEFORMAT_IEEEFP) {
-      if (bps != 32) fail(ErrorKind::Decode, path_, fmt::format("{}-bit floating-point samples are not supported", bps));
+      if (bps != 32)
+        fail(ErrorKind::Decode, path_, fmt::format("{}-bit floating-point samples are not supported", bps));
       type_ = PixelType::F32;
     } else if (sfmt == SAMPLEFORMAT_UINT || sfmt == SAMPLEFORMAT_VOID) {
       if (bps == 8 || bps == 1 || bps == 2 || bps == 4) type_ = PixelType::U8;
@@ -364,7 +366,8 @@ class TiffReader final : public ImageReader {
     }
     if (spp < colors)
       fail(ErrorKind::Decode, path_, fmt::format("{} samples per pixel for a {}-colour image", spp, colors));
-    if (bps < 8 && colors != 1) fail(ErrorKind::Decode, path_, fmt::format("{}-bit RGB samples are not supported", bps));
+    if (bps < 8 && colors != 1)
+      fail(ErrorKind::Decode, path_, fmt::format("{}-bit RGB samples are not supported", bps));
     if (palette_) {
       if (spp != 1) fail(ErrorKind::Decode, path_, "palette images with extra samples are not supported");
       if (bps > 8) fail(ErrorKind::Decode, path_, fmt::format("{}-bit palette indices are not supported", bps));
@@ -378,7 +381,8 @@ class TiffReader final : public ImageReader {
         return static_cast<std::uint8_t>(eight_bit ? v : (static_cast<std::uint32_t>(v) * 255 + 32767) / 65535);
       };
       pal_.assign(256 * 3, 0);
-      for (int i = 0; i < n; ++i) pal_[3 * i] = scale(r[i]), pal_[3 * i + 1] = scale(g[i]), pal_[3 * i + 2] = scale(b[i]);
+      for (int i = 0; i < n; ++i)
+        pal_[3 * i] = scale(r[i]), pal_[3 * i + 1] = scale(g[i]), pal_[3 * i + 2] = scale(b[i]);
     }
     const bool alpha = !palette_ && spp > colors;  // the first extra sample, declared or not
     const int out_channels = palette_ ? 3 : colors == 1 ? (alpha ? 4 : 1) : (alpha ? 4 : 3);
@@ -416,8 +420,9 @@ class TiffReader final : public ImageReader {
       fail(ErrorKind::Decode, path_, "unsupported sample layout (subsampled or padded rows)");
     const std::uint64_t units = tiled_ ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
     if (units != static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_)
-      fail(ErrorKind::Decode, path_, fmt::format("{} {} where {} were expected", units, tiled_ ? "tiles" : "strips",
-                                                 static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_));
+      fail(ErrorKind::Decode, path_,
+           fmt::format("{} {} where {} were expected", units, tiled_ ? "tiles" : "strips",
+                       static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_));
     if (row_stride_ * uh_ > (std::uint64_t{1} << 40)) fail(ErrorKind::Limit, path_, "strips or tiles too large");
 
     // Data that can plausibly hold the pixels it claims, before anything is allocated: the strip/tile
@@ -434,8 +439,8 @@ class TiffReader final : public ImageReader {
         held += std::min(bc, file_size - off);
       }
       h.msgs->clear();
-      const std::uint64_t raw = tiled_ ? row_stride_ * uh_ * units
-                                       : row_stride_ * static_cast<std::uint64_t>(H_) * planes_;
+      const std::uint64_t raw =
+          tiled_ ? row_stride_ * uh_ * units : row_stride_ * static_cast<std::uint64_t>(H_) * planes_;
       const std::uint64_t ratio = jpeg_rgb_ ? (1 << 16) : max_ratio(comp);
       if (held == 0 || (held < raw && (raw - 1) / ratio + 1 > held))
         fail(ErrorKind::Decode, path_,
@@ -469,8 +474,8 @@ class TiffReader final : public ImageReader {
     if (rows.height <= 0) return;
     if (y < 0 || y + rows.height > H_ || rows.width != W_ || rows.format != info_.format)
       throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}x{} {}", path_, y, y + rows.height, W_, H_,
-                              to_string(info_.format), rows.width, rows.height, to_string(rows.format)));
+                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}x{} {}", path_, y, y + rows.height, W_,
+                              H_, to_string(info_.format), rows.width, rows.height, to_string(rows.format)));
     const int end = y + rows.height;
     const int cr0 = y / uh_, cr1 = (end - 1) / uh_;
     const int keep = (end % uh_ != 0 && end < H_) ? cr1 : -1;  // the band ends inside this chunk row
@@ -621,8 +626,7 @@ class TiffReader final : public ImageReader {
     }
   }
 
-  template <class T>
-  void map_samples(const T* src, int n, int ns, T* dst, const std::vector<Target>& tg) const {
+  template <class T> void map_samples(const T* src, int n, int ns, T* dst, const std::vector<Target>& tg) const {
     const int oc = info_.format.channels;
     for (int i = 0; i < n; ++i, src += ns, dst += oc)
       for (const Target& t : tg) {
@@ -639,9 +643,9 @@ class TiffReader final : public ImageReader {
   std::vector<std::uint8_t> pal_;  // 256 x RGB
   int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, planes_ = 1, unit_samples_ = 1;
   std::uint64_t row_stride_ = 0;
-  std::vector<std::vector<Target>> targets_;  // per plane
+  std::vector<std::vector<Target>> targets_;      // per plane
   std::vector<std::unique_ptr<Handle>> handles_;  // [0]: the caller's; [k]: worker k's
-  int cache_cr_ = -1;                          // the chunk row whose units are kept
+  int cache_cr_ = -1;                             // the chunk row whose units are kept
   std::vector<std::vector<std::uint8_t>> cache_;
   std::unique_ptr<ThreadPool> pool_;  // last: its threads stop before the handles close
 };
@@ -653,8 +657,8 @@ class TiffReader final : public ImageReader {
 struct UnitSetup {
   int unit_width = 0, unit_height = 0;  // a strip is image-wide; a tile is its tile size
   bool tiled = false;
-  int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE,
-      predictor = PREDICTOR_NONE, level = -1;
+  int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE, predictor = PREDICTOR_NONE,
+      level = -1;
 };
 
 // libtiff's codec for one worker thread, on a private TIFF in memory: each strip/tile is written
@@ -690,7 +694,8 @@ class UnitEncoder {
     }
     TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
     if (s.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, s.predictor);
-    if (s.level >= 0 && s.compression == COMPRESSION_ADOBE_DEFLATE) TIFFSetField(t, TIFFTAG_ZIPQUALITY, std::min(s.level, 12));
+    if (s.level >= 0 && s.compression == COMPRESSION_ADOBE_DEFLATE)
+      TIFFSetField(t, TIFFTAG_ZIPQUALITY, std::min(s.level, 12));
     if (s.level >= 1 && s.compression == COMPRESSION_ZSTD) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, std::min(s.level, 22));
     if (s.tiled) {
       TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(s.unit_width));
@@ -755,7 +760,8 @@ class TiffWriter final : public ImageWriter {
     if (width <= 0 || height <= 0)
       fail(ErrorKind::InvalidArgument, path_, fmt::format("cannot write an image of {}x{} pixels", width, height));
     if (format.channels != 1 && format.channels != 3 && format.channels != 4)
-      fail(ErrorKind::InvalidArgument, path_, fmt::format("TIFF output takes 1, 3 or 4 channels, not {}", format.channels));
+      fail(ErrorKind::InvalidArgument, path_,
+           fmt::format("TIFF output takes 1, 3 or 4 channels, not {}", format.channels));
     gray_alpha_ = options.gray_alpha && format.channels == 4;
     spp_ = gray_alpha_ ? 2 : format.channels;
     bytes_ = static_cast<int>(bytes_per_sample(format.type));
@@ -1049,8 +1055,8 @@ std::unique_ptr<ImageWriter> tiff_create(const std::string& path, int width, int
 }  // namespace
 
 const FormatCodec& tiff_codec() {
-  static const FormatCodec codec{"libtiff",   [] { return true; }, tiff_sniff,  tiff_extension,
-                                 tiff_open,   tiff_can_write,      tiff_create};
+  static const FormatCodec codec{"libtiff", [] { return true; }, tiff_sniff, tiff_extension,
+                                 tiff_open, tiff_can_write,      tiff_create};
   return codec;
 }
 

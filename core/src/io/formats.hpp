@@ -12,10 +12,10 @@
 namespace tf::io {
 
 struct FormatCodec {
-  const char* name;                                     // "libtiff"
-  bool (*available)();                                  // its library is in this build
-  bool (*sniff)(std::span<const unsigned char> head);   // first bytes of a file (at least 16 when the file has them)
-  bool (*has_extension)(const std::string& ext);        // lower case, with the dot: ".tif"
+  const char* name;                                    // "libtiff"
+  bool (*available)();                                 // its library is in this build
+  bool (*sniff)(std::span<const unsigned char> head);  // first bytes of a file (at least 16 when the file has them)
+  bool (*has_extension)(const std::string& ext);       // lower case, with the dot: ".tif"
   std::unique_ptr<ImageReader> (*open)(const std::string& path, const Limits& limits);
   bool (*can_write)(const Format& format, std::string* why);
   // Writes to a temporary file beside `path` (AtomicFile) and renames it at finish().

@@ -18,8 +18,8 @@
 namespace tf::io {
 
 bool Ifd0Text::empty() const {
-  return make.empty() && model.empty() && artist.empty() && copyright.empty() && date_time.empty() && software.empty() &&
-         description.empty();
+  return make.empty() && model.empty() && artist.empty() && copyright.empty() && date_time.empty() &&
+         software.empty() && description.empty();
 }
 
 #ifdef TF_HAVE_LIBEXIF
@@ -109,7 +109,8 @@ void add_ascii(ExifData* d, ExifTag tag, const std::string& text) {
 
 std::string ascii(ExifData* d, ExifTag tag) {
   const ExifEntry* e = exif_content_get_entry(d->ifd[EXIF_IFD_0], tag);
-  if (!e || !e->data || e->size == 0 || (e->format != EXIF_FORMAT_ASCII && e->format != EXIF_FORMAT_UNDEFINED)) return {};
+  if (!e || !e->data || e->size == 0 || (e->format != EXIF_FORMAT_ASCII && e->format != EXIF_FORMAT_UNDEFINED))
+    return {};
   const char* s = reinterpret_cast<const char*>(e->data);
   std::string text(s, strnlen(s, e->size));
   while (!text.empty() && text.back() == ' ') text.pop_back();  // padded fields

@@ -61,7 +61,8 @@ class WholeWriter final : public ImageWriter {
 
   void finish() override {
     if (next_row_ != image_.height())
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {} of {} rows written", path_, next_row_, image_.height()));
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: {} of {} rows written", path_, next_row_, image_.height()));
     write_file_atomically(path_, encode_whole(path_, image_.view(), quality_));
   }
 
@@ -101,7 +102,8 @@ std::unique_ptr<ImageReader> open_image(const std::string& path, const Limits& l
 std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, int height, Format format,
                                           const Metadata& metadata, const WriteOptions& options) {
   if (width <= 0 || height <= 0)
-    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot write an image of {}x{} pixels", path, width, height));
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: cannot write an image of {}x{} pixels", path, width, height));
   std::string why;
   if (!can_encode(path, format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   if (const auto* f = io::format_for_extension(extension_of(path)))

@@ -35,7 +35,7 @@ struct ResidentTiming {
   std::vector<std::string> devices;  // "gpu0 (NVIDIA H200)"
   std::vector<double> seconds;       // each repeat
   double median_s = 0, min_s = 0, max_s = 0;
-  double gigapixels_per_s = 0;       // image pixels / median
+  double gigapixels_per_s = 0;  // image pixels / median
   // Every kernel launch of one repeat, each GPU's in order: "gpu0: separable 9x9 u8x4 8192x4096:
   // grid 256x33x1 block 128, ..." (the launch shape: grid, block, shared memory, work per block).
   std::vector<std::string> launches;

@@ -29,7 +29,9 @@ struct SepLayout {
   static constexpr int kRingStride = S::kBlockWidth + 1;  // odd: row-pass stores of 8 rows hit distinct banks
   static constexpr int kMirror = kRun;                    // ring rows [0, 8) are also kept at [rb, rb + 8)
   TF_HOST_DEVICE SepLayout(int kw, int kh, int stage)
-      : cols(S::kBlockWidth + kw - 1), sw(cols | 1), rb((S::kSepStepRows + kh - 1 + kRun - 1) / kRun * kRun),
+      : cols(S::kBlockWidth + kw - 1),
+        sw(cols | 1),
+        rb((S::kSepStepRows + kh - 1 + kRun - 1) / kRun * kRun),
         stage_rows(stage) {}
   TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw, int kh) const {
     return (static_cast<std::size_t>(stage_rows) * sw + static_cast<std::size_t>(rb + kMirror) * kRingStride) * px +

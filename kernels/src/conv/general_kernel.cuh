@@ -21,8 +21,7 @@ template <int C, typename T> constexpr int kGeneralBatch = 6 / raw_regs<C, T>() 
 // General 2-D convolution. Block (bx, by) computes region columns [32 bx, +32) x rows [64 by, +64);
 // a thread computes a run of 8 pixels in two adjacent rows. Kernel rows are taken in chunks of
 // `chunk` (all of them when they fit), so accumulators carry over between chunks in order.
-template <int C, typename T>
-__global__ void __launch_bounds__(S::kThreads, 4) general_kernel(const ConvArgs a) {
+template <int C, typename T> __global__ void __launch_bounds__(S::kThreads, 4) general_kernel(const ConvArgs a) {
   extern __shared__ float4 smem4[];
   const int kw = a.kw, kh = a.kh;
   const GeneralLayout L(kw, a.taps_per_chunk_rows);
@@ -48,7 +47,8 @@ __global__ void __launch_bounds__(S::kThreads, 4) general_kernel(const ConvArgs 
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
     ChunkStager<C, T, true, kGeneralBatch<C, T>, 8, 4> stager;
     stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
-    for (int i = threadIdx.x; i < kc * kw; i += S::kThreads) taps[i] = __ldg(a.taps + static_cast<std::size_t>(ky0) * kw + i);
+    for (int i = threadIdx.x; i < kc * kw; i += S::kThreads)
+      taps[i] = __ldg(a.taps + static_cast<std::size_t>(ky0) * kw + i);
     stager.store(st, L.sw, a, sx, rows, L.cols, row0, fill);
     __syncthreads();
     // Staged row 2*pair + q feeds output row 0 with kernel row q and output row 1 with row q - 1.

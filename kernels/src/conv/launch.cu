@@ -41,8 +41,7 @@ void launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t st
   TF_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
-template <int C, typename T>
-void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
+template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
   if (shape.problem.kind == ConvKind::Separable) {
     a.rows_per_block = shape.rows_per_block;
     launch(&conv::separable_kernel<C, T>, shape, stream, a, shape.stage_rows);
@@ -52,8 +51,7 @@ void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
   }
 }
 
-template <typename T>
-void launch_channels(const LaunchShape& shape, const ConvArgs& a, cudaStream_t stream) {
+template <typename T> void launch_channels(const LaunchShape& shape, const ConvArgs& a, cudaStream_t stream) {
   switch (shape.problem.channels) {
     case 1: launch_typed<1, T>(shape, a, stream); return;
     case 3: launch_typed<3, T>(shape, a, stream); return;
@@ -76,8 +74,9 @@ bool kernels_supported(std::string* why) {
 void launch_conv(const LaunchShape& shape, const ConvArgs& args, cudaStream_t stream) {
   const ConvProblem& p = shape.problem;
   if (p.width != args.width || p.height != args.height || p.kw != args.kw || p.kh != args.kh)
-    throw Error(ErrorKind::Internal, fmt::format("launch shape for {}x{} (kernel {}x{}) used for {}x{} (kernel {}x{})",
-                                                 p.width, p.height, p.kw, p.kh, args.width, args.height, args.kw, args.kh));
+    throw Error(ErrorKind::Internal,
+                fmt::format("launch shape for {}x{} (kernel {}x{}) used for {}x{} (kernel {}x{})", p.width, p.height,
+                            p.kw, p.kh, args.width, args.height, args.kw, args.kh));
   if (args.width <= 0 || args.height <= 0) return;
   switch (p.type) {
     case SampleType::U8: launch_channels<std::uint8_t>(shape, args, stream); return;

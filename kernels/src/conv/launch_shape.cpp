@@ -105,8 +105,8 @@ std::string describe(const LaunchShape& s) {
       "{} {} {}x{} {}x{}: grid {}x{}x{} block {}, {:.1f} KiB shared, {} blocks/SM, {}x{} px per thread, "
       "{} rows per block",
       p.kind == ConvKind::Separable ? "separable" : "2-D", kernel_size(p), type, p.channels, p.width, p.height,
-      s.grid.x, s.grid.y, s.grid.z, s.block.x, static_cast<double>(s.shared_bytes) / 1024,
-      s.blocks_per_multiprocessor, s.columns_per_thread, s.rows_per_thread, s.rows_per_block);
+      s.grid.x, s.grid.y, s.grid.z, s.block.x, static_cast<double>(s.shared_bytes) / 1024, s.blocks_per_multiprocessor,
+      s.columns_per_thread, s.rows_per_thread, s.rows_per_block);
   if (p.kind == ConvKind::Separable) text += fmt::format(", {} staged rows", s.stage_rows);
   else text += fmt::format(", {} of {} kernel rows per chunk", s.kernel_rows_per_chunk, p.kh);
   return text;

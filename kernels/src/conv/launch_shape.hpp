@@ -27,7 +27,7 @@ struct LaunchShape {
   ConvProblem problem;
   dim3 grid{0, 0, 1};
   dim3 block{KernelSchedule::kThreads, 1, 1};
-  std::size_t shared_bytes = 0;  // dynamic shared memory per block, at most kMaxSharedPerBlock
+  std::size_t shared_bytes = 0;       // dynamic shared memory per block, at most kMaxSharedPerBlock
   int blocks_per_multiprocessor = 0;  // residency the shape assumes (shared memory bounds it; registers allow 4)
   // Output pixels one thread computes at a time: separable 1 column x 8 rows (its column pass; the
   // row pass is 8 columns of one row), 2-D 8 columns x 2 rows.

@@ -48,8 +48,7 @@ template <> struct Raw<4, float> { float4 p; };
 // Registers one Raw takes (sizes the prefetch batches).
 template <int C, typename T> constexpr int raw_regs() { return C == 4 ? static_cast<int>((sizeof(T) * 4 + 3) / 4) : C; }
 
-template <int C, typename T>
-__device__ __forceinline__ Raw<C, T> load_raw(const unsigned char* row, int x) {
+template <int C, typename T> __device__ __forceinline__ Raw<C, T> load_raw(const unsigned char* row, int x) {
   Raw<C, T> r;
   if constexpr (C == 4 && sizeof(T) == 1) r.p = __ldg(reinterpret_cast<const unsigned int*>(row) + x);
   else if constexpr (C == 4 && sizeof(T) == 2) r.p = __ldg(reinterpret_cast<const uint2*>(row) + x);
@@ -92,7 +91,8 @@ template <typename T> __device__ __forceinline__ float sample_to_float(T v) {
 }
 
 template <int C, typename T> __device__ __forceinline__ Px<C> to_px(const Raw<C, T>& r) {
-  if constexpr (C == 4 && sizeof(T) == 1) return make_float4(u8_at<0>(r.p), u8_at<1>(r.p), u8_at<2>(r.p), u8_at<3>(r.p));
+  if constexpr (C == 4 && sizeof(T) == 1)
+    return make_float4(u8_at<0>(r.p), u8_at<1>(r.p), u8_at<2>(r.p), u8_at<3>(r.p));
   else if constexpr (C == 4 && sizeof(T) == 2)
     return make_float4(u16_at<0>(r.p.x), u16_at<1>(r.p.x), u16_at<0>(r.p.y), u16_at<1>(r.p.y));
   else if constexpr (C == 4) return r.p;
@@ -142,7 +142,8 @@ template <int C, typename T> __device__ __forceinline__ T* out_at(const ConvArgs
          static_cast<std::size_t>(x) * C;
 }
 template <int C> __device__ __forceinline__ float* scratch_at(const ConvArgs& a, int x, int y) {
-  return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(a.scratch) + static_cast<std::size_t>(y) * a.scratch_pitch) +
+  return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(a.scratch) +
+                                  static_cast<std::size_t>(y) * a.scratch_pitch) +
          static_cast<std::size_t>(x) * C;
 }
 
@@ -156,8 +157,7 @@ template <int C, typename T> __device__ __forceinline__ void put(T* d, const Out
 }
 
 // The epilogue of one output pixel (see Epilogue).
-template <int C, typename T>
-__device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C>& v) {
+template <int C, typename T> __device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C>& v) {
   float o[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) o[c] = channel<C>(v, c);
@@ -221,10 +221,12 @@ __device__ __forceinline__ void emit_run(const ConvArgs& a, int x0, int y, const
       uint4* d = reinterpret_cast<uint4*>(out_at<C, T>(a, x0, y));
       if constexpr (sizeof(T) == 1) {
 #pragma unroll
-        for (int q = 0; q < kRun / 4; ++q) d[q] = make_uint4(p[4 * q].p, p[4 * q + 1].p, p[4 * q + 2].p, p[4 * q + 3].p);
+        for (int q = 0; q < kRun / 4; ++q)
+          d[q] = make_uint4(p[4 * q].p, p[4 * q + 1].p, p[4 * q + 2].p, p[4 * q + 3].p);
       } else {
 #pragma unroll
-        for (int q = 0; q < kRun / 2; ++q) d[q] = make_uint4(p[2 * q].p.x, p[2 * q].p.y, p[2 * q + 1].p.x, p[2 * q + 1].p.y);
+        for (int q = 0; q < kRun / 2; ++q)
+          d[q] = make_uint4(p[2 * q].p.x, p[2 * q].p.y, p[2 * q + 1].p.x, p[2 * q + 1].p.y);
       }
       return;
     }

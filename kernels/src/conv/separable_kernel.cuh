@@ -32,7 +32,8 @@ __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArg
   const SepLayout L(kw, kh, stage_rows);
   Px<C>* st = reinterpret_cast<Px<C>*>(smem4);
   Px<C>* ring = st + static_cast<std::size_t>(L.stage_rows) * L.sw;
-  float* taps = reinterpret_cast<float*>(ring + static_cast<std::size_t>(L.rb + SepLayout::kMirror) * SepLayout::kRingStride);
+  float* taps =
+      reinterpret_cast<float*>(ring + static_cast<std::size_t>(L.rb + SepLayout::kMirror) * SepLayout::kRingStride);
   int* sx = reinterpret_cast<int*>(taps + kw + kh);
 
   const int bx = blockIdx.x * S::kBlockWidth;

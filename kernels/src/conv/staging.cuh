@@ -22,8 +22,7 @@ template <bool Pad> __device__ __forceinline__ int phys(int c) { return Pad ? c 
 // order belongs to thread e mod 128 (coalesced loads); issue() starts the loads of a thread's first
 // NB elements into registers (so they can fly while the block computes), store() converts and
 // writes them, loading any further ones in batches of NB.
-template <int C, typename T, bool Pad, int NB>
-struct Stager {
+template <int C, typename T, bool Pad, int NB> struct Stager {
   Raw<C, T> raw[NB];
 
   struct Cursor {
@@ -44,15 +43,16 @@ struct Stager {
     }
   };
 
-  __device__ __forceinline__ static Raw<C, T> fetch(const ConvArgs& a, const int* sx, int rows, int row0, const Cursor& at,
-                                                    const Raw<C, T>& fill) {
+  __device__ __forceinline__ static Raw<C, T> fetch(const ConvArgs& a, const int* sx, int rows, int row0,
+                                                    const Cursor& at, const Raw<C, T>& fill) {
     Raw<C, T> v = fill;
     if (at.r < rows) {
       const int pr = row0 + at.r;
       const int by = pr < a.in.height ? __ldg(a.in.ymap + pr) : -1;
       const int bx = sx[at.c];
       if (by >= 0 && bx >= 0)
-        v = load_raw<C, T>(static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(by) * a.in.pitch, bx);
+        v = load_raw<C, T>(static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(by) * a.in.pitch,
+                           bx);
     }
     return v;
   }
@@ -67,8 +67,8 @@ struct Stager {
     }
   }
 
-  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols, int row0,
-                                        const Raw<C, T>& fill) {
+  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols,
+                                        int row0, const Raw<C, T>& fill) {
     Cursor at(cols);
     const int per_thread = (rows * cols + S::kThreads - 1) / S::kThreads;  // the most elements a thread has
     for (int batch = 0;; batch += NB) {
@@ -91,9 +91,9 @@ struct Stager {
 // The fast path of staging, for chunks whose rows and columns all map to the buffer by a plain
 // shift (every block away from the image edges): no map lookups, no fill checks. Columns [0, 32)
 // go one per lane, 4 rows apart per warp; the halo columns [32, cols) are spread over all threads.
-template <int C, typename T, bool Pad, int MainRegs, int HaloRegs>
-struct AffineStager {
-  static constexpr int kMain = MainRegs / raw_regs<C, T>() >= 8 ? 8 : (MainRegs / raw_regs<C, T>() < 1 ? 1 : MainRegs / raw_regs<C, T>());
+template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct AffineStager {
+  static constexpr int kMain =
+      MainRegs / raw_regs<C, T>() >= 8 ? 8 : (MainRegs / raw_regs<C, T>() < 1 ? 1 : MainRegs / raw_regs<C, T>());
   static constexpr int kHalo = HaloRegs / raw_regs<C, T>() < 1 ? 1 : HaloRegs / raw_regs<C, T>();
   Raw<C, T> main[kMain], halo[kHalo];
 
@@ -132,7 +132,8 @@ struct AffineStager {
     }
   }
 
-  __device__ __forceinline__ void store(Px<C>* st, int sw, int rows, int cols, const unsigned char* p0, std::size_t pitch) {
+  __device__ __forceinline__ void store(Px<C>* st, int sw, int rows, int cols, const unsigned char* p0,
+                                        std::size_t pitch) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
     for (int i = 0; i < kMain; ++i) {
@@ -163,7 +164,8 @@ struct AffineStager {
         HaloCursor ahead = at;
 #pragma unroll
         for (int i = 0; i < kHalo; ++i) {
-          if (ahead.r < rows) halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(ahead.r) * pitch, S::kBlockWidth + ahead.c);
+          if (ahead.r < rows)
+            halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(ahead.r) * pitch, S::kBlockWidth + ahead.c);
           ahead.advance();
         }
       }
@@ -173,8 +175,7 @@ struct AffineStager {
 
 // Stages one chunk of rows by the fast path when the block's columns (`columns_shift`) and the
 // chunk's rows map by a plain shift, else through the maps.
-template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs>
-struct ChunkStager {
+template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs> struct ChunkStager {
   Stager<C, T, Pad, NB> mapped;
   AffineStager<C, T, Pad, MainRegs, HaloRegs> shifted;
   bool fast = false;
@@ -191,8 +192,8 @@ struct ChunkStager {
       mapped.issue(a, sx, rows, cols, row0, fill);
     }
   }
-  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols, int row0,
-                                        const Raw<C, T>& fill) {
+  __device__ __forceinline__ void store(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols,
+                                        int row0, const Raw<C, T>& fill) {
     if (fast) shifted.store(st, sw, rows, cols, p0, a.in.pitch);
     else mapped.store(st, sw, a, sx, rows, cols, row0, fill);
   }
