@@ -16,7 +16,7 @@ packages=(build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
-  clang libclang-rt-14-dev clang-format)
+  clang libclang-rt-14-dev clang-format python3)
 
 install_deps() {
   local missing=()
@@ -47,7 +47,10 @@ build() {
 
 install_deps
 [ "$verb" = deps ] && exit 0
-[ "$verb" = test ] && check_format
+if [ "$verb" = test ]; then
+  check_format
+  python3 tools/include_graph.py  # the folders' include graph has no cycle
+fi
 build
 case "$verb" in
   test)

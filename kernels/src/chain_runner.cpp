@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "conv_kernels.hpp"
+#include "conv/conv_kernels.hpp"
 #include "tilefilter/cpu.hpp"
 
 namespace tf::cuda {

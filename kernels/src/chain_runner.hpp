@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "conv/launch_shape.hpp"
-#include "cuda_util.hpp"
+#include "cuda/cuda_util.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/border.hpp"
 #include "tilefilter/image.hpp"

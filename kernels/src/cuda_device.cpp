@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "chain_runner.hpp"
-#include "conv_kernels.hpp"
-#include "cuda_util.hpp"
+#include "conv/conv_kernels.hpp"
+#include "cuda/cuda_util.hpp"
 #include "nvml.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cuda_backend.hpp"

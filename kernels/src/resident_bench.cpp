@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "chain_runner.hpp"
-#include "cuda_util.hpp"
+#include "cuda/cuda_util.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cpu.hpp"
 #include "tilefilter/cuda_backend.hpp"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "codec_checks.hpp"
-#include "codec_whole.hpp"
+#include "format_whole.hpp"
 #include "formats.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/io.hpp"
@@ -105,9 +105,10 @@ std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, in
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("{}: cannot write an image of {}x{} pixels", path, width, height));
   std::string why;
-  if (!can_encode(path, format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
-  if (const auto* f = io::format_for_extension(extension_of(path)))
-    return f->create(path, width, height, format, metadata, options);
+  const auto* f = io::format_for_extension(extension_of(path));
+  if (!(f ? f->can_write(format, &why) : can_encode_whole(path, format, &why)))
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  if (f) return f->create(path, width, height, format, metadata, options);
   return std::make_unique<WholeWriter>(path, width, height, format, options.quality);
 }
 

@@ -12,7 +12,7 @@
 #include "conv/launch_shape.hpp"
 #include "conv/separable_kernel.cuh"
 #include "conv_kernels.hpp"
-#include "cuda_util.hpp"
+#include "cuda/cuda_util.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf::cuda {

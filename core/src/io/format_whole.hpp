@@ -1,5 +1,5 @@
 // The whole-image codecs behind the formats that do not stream (stb, OpenCV, TurboJPEG in memory):
-// io/registry.cpp wraps them in an ImageReader / ImageWriter that holds the whole image.
+// registry.cpp wraps them in an ImageReader / ImageWriter that holds the whole image.
 #pragma once
 #include <cstddef>
 #include <span>

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The project's include graph, folder by folder, and a check that it has no cycle.
+
+Every `#include "..."` of a C++/CUDA source is resolved the way the build resolves it (beside the
+including file, then the project's include folders) and becomes an arrow between the folders that
+hold the two files. Folders are the layers (app/gui/..., app/cli, kernels/src/..., core/src/...,
+core/include/tilefilter); an arrow back up is an include cycle between folders.
+
+Usage: tools/include_graph.py [--dot FILE]   exit status 1 when a cycle exists (it is printed)
+"""
+import os
+import re
+import sys
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCES = ("app", "core", "kernels")
+INCLUDE_DIRS = ["core/include", "core/src", "kernels/include", "kernels/src", "app/gui", "app/cli"]
+EXTS = (".cpp", ".hpp", ".h", ".c", ".cu", ".cuh")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def files():
+    for top in SOURCES:
+        for d, _, names in os.walk(os.path.join(ROOT, top)):
+            for n in names:
+                if n.endswith(EXTS):
+                    yield os.path.relpath(os.path.join(d, n), ROOT)
+
+
+def resolve(src, inc):
+    for base in [os.path.dirname(src)] + INCLUDE_DIRS:
+        p = os.path.normpath(os.path.join(base, inc))
+        if os.path.isfile(os.path.join(ROOT, p)):
+            return p
+    return None
+
+
+def main():
+    edges = defaultdict(set)
+    for f in files():
+        with open(os.path.join(ROOT, f), encoding="utf-8", errors="replace") as fh:
+            for inc in INCLUDE.findall(fh.read()):
+                t = resolve(f, inc)
+                a, b = os.path.dirname(f), os.path.dirname(t) if t else None
+                if b and a != b:
+                    edges[a].add(b)
+    if "--dot" in sys.argv:
+        with open(sys.argv[sys.argv.index("--dot") + 1], "w") as out:
+            out.write("digraph includes {\n  rankdir=TB;\n")
+            for a in sorted(edges):
+                for b in sorted(edges[a]):
+                    out.write(f'  "{a}" -> "{b}";\n')
+            out.write("}\n")
+    # Depth-first search for a cycle.
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(edges.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                c = visit(m)
+                if c:
+                    return c
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(edges):
+        if n not in state:
+            c = visit(n)
+            if c:
+                print("include cycle between folders: " + " -> ".join(c))
+                return 1
+    folders = sorted(set(edges) | {b for v in edges.values() for b in v})
+    print(f"include graph: {len(folders)} folders, {sum(len(v) for v in edges.values())} arrows between them, no cycle")
+    for a in sorted(edges):
+        print(f"  {a} -> {', '.join(sorted(edges[a]))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
