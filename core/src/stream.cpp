@@ -50,9 +50,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// 256 MiB for pixels in flight (bands of ~1000 rows of a 20000-pixel-wide RGB image: the devices
-// and codecs stay busy; bigger bands measured no faster), plus what codecs and CPU workers need.
-std::size_t default_budget(std::size_t working) { return (256ULL << 20) + codec_reserve() + working; }
+// 160 MiB for pixels in flight (bands of ~700 rows of a 20000-pixel-wide RGB image: devices and
+// codecs stay busy; 2 GB bands measured no faster), plus what codecs and CPU workers need.
+std::size_t default_budget(std::size_t working) { return (160ULL << 20) + codec_reserve() + working; }
 
 // A blocking queue of buffer indices between two stages; close() wakes everyone for shutdown.
 class Channel {
