@@ -5,7 +5,8 @@
 # all GPUs, else the CPU). PNG is single-threaded in every tool, so it gets a smaller image.
 # Usage: tests/bench/large_image.sh [SIZE=20000] [WORKDIR=/tmp/tf-large] [DEVICES=all] [PNG_SIZE=8000]
 # Programs: TILEFILTER (default build/app/cli/tilefilter) and VIPS (default vips; Debian
-# libvips-tools), each a command line (a bundle's run.sh works).
+# libvips-tools), each a command line (a bundle's run.sh works). FORMATS picks the inputs
+# (default "tif jpg png").
 set -euo pipefail
 size=${1:-20000}; work=${2:-/tmp/tf-large}; devices=${3:-all}; png_size=${4:-8000}
 read -r -a tf <<<"${TILEFILTER:-$(cd "$(dirname "$0")/../.." && pwd)/build/app/cli/tilefilter}"
@@ -27,10 +28,16 @@ PY
 }
 
 echo "# ${size}x${size} RGB8 (PNG ${png_size}x${png_size}), gaussian:sigma=3, devices=$devices, $(nproc) cores, $(date -u +%F)"
-"${tf[@]}" generate "$work/in.tif" --size "${size}x${size}" --compression deflate
-"${tf[@]}" generate "$work/in.jpg" --size "${size}x${size}" --quality 90
-"${tf[@]}" generate "$work/in.png" --size "${png_size}x${png_size}"
-for ext in tif jpg png; do
+read -r -a formats <<<"${FORMATS:-tif jpg png}"
+for ext in "${formats[@]}"; do
+  case $ext in
+    tif) "${tf[@]}" generate "$work/in.tif" --size "${size}x${size}" --compression deflate ;;
+    jpg) "${tf[@]}" generate "$work/in.jpg" --size "${size}x${size}" --quality 90 ;;
+    png) "${tf[@]}" generate "$work/in.png" --size "${png_size}x${png_size}" ;;
+    *) echo "large_image.sh: unknown format $ext" >&2; exit 2 ;;
+  esac
+done
+for ext in "${formats[@]}"; do
   measure "tilefilter apply $ext (gaussian sigma=3)" "${tf[@]}" apply "$work/in.$ext" "$work/tf-out.$ext" -f gaussian:sigma=3 --devices "$devices"
   measure "tilefilter apply $ext (identity: codecs only)" "${tf[@]}" apply "$work/in.$ext" "$work/tf-id.$ext" -f identity --devices "$devices"
   if [ $have_vips = 1 ]; then
