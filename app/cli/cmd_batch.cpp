@@ -267,6 +267,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option("input", a->input, "folder of images")->required();
   cmd->add_option("output", a->output, "folder for the results (created; names mirror the input tree)")->required();
   add_job_flags(*cmd, a->job);
+  add_preset_flag(*cmd, a->job);
   cmd->get_option("--filter")
       ->required(false)
       ->description("filter SPEC: name or name:key=value,... (repeat to chain; none: decode and re-encode only)");
@@ -299,7 +300,11 @@ void add_batch(CLI::App& app) {
          "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_flag("-q,--quiet", a->quiet, "print only errors");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] {
+    BatchArgs args = *a;
+    args.job = with_preset(a->job);
+    run(args);
+  });
 }
 
 }  // namespace tf::cli

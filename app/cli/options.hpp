@@ -21,9 +21,17 @@ struct JobFlags {
   long long pixel_limit = Limits{}.max_pixels;
   long long stream_pixel_limit = Limits{}.max_stream_pixels;
   double fault_rate = 0;  // test-only
+  std::string preset;     // --preset FILE: a chain saved by the GUI (apply and batch)
+  const CLI::Option* border_flag = nullptr;
+  const CLI::Option* border_value_flag = nullptr;
 };
 
 void add_job_flags(CLI::App& cmd, JobFlags& flags);
+// --preset FILE, after add_job_flags: --filter is then optional, and a preset alone is a chain.
+void add_preset_flag(CLI::App& cmd, JobFlags& flags);
+// The flags with the preset's filters ahead of any --filter, and its border unless --border is
+// given. Throws tf::Error naming the preset file and what is wrong with it.
+JobFlags with_preset(const JobFlags& flags);
 
 // How outputs are written: the options a user of vips or magick expects.
 struct WriteFlags {

@@ -16,7 +16,7 @@
 #include "filter_panel.hpp"
 #include "image_view.hpp"
 #include "main_window.hpp"
-#include "preset_io.hpp"
+#include "preset_files.hpp"
 #include "speedup_dialog.hpp"
 #include "theme.hpp"
 #include "tilefilter/error.hpp"
@@ -29,7 +29,7 @@ namespace {
 // Makes the chain from the command line; prints core's message and returns false when a spec is bad.
 bool chain_from_options(const AppOptions& o, ChainSettings& chain) {
   try {
-    if (!o.preset.isEmpty()) chain = load_preset(o.preset).chain;
+    if (!o.preset.isEmpty()) chain = read_preset(o.preset).chain;
     for (const QString& spec : o.filters) chain.filters.push_back(entry_from_spec(spec.toStdString()));
     if (!o.border.isEmpty()) chain.border.mode = *parse_border_mode(o.border.toStdString());
     return true;

@@ -4,7 +4,7 @@
 #pragma once
 #include <QWidget>
 
-#include "kernel_store.hpp"
+#include "tilefilter/kernel_store.hpp"
 
 class QSpinBox;
 class QTableWidget;

@@ -19,7 +19,7 @@
 #include "image_view.hpp"
 #include "main_window.hpp"
 #include "message_bar.hpp"
-#include "preset_io.hpp"
+#include "preset_files.hpp"
 #include "recent_files.hpp"
 #include "save_options_dialog.hpp"
 #include "speedup_dialog.hpp"
@@ -148,7 +148,7 @@ void MainWindow::build_actions() {
   for (const QString& p : bundled_presets()) {
     QString name = QFileInfo(p).completeBaseName();
     try {
-      name = tf::gui::load_preset(p).name;
+      name = QString::fromStdString(read_preset(p).name);
     } catch (...) {
     }
     presets->addAction(name, this, [this, p] { load_preset(p); });
@@ -272,11 +272,12 @@ bool MainWindow::confirm_discard() {
 
 void MainWindow::load_preset(const QString& path) {
   try {
-    const Preset p = tf::gui::load_preset(path);
+    const Preset p = read_preset(path);
     panel_->set_settings(p.chain);
     statusBar()->showMessage(
         tr("Preset “%1” loaded%2")
-            .arg(p.name, p.description.isEmpty() ? QString() : QStringLiteral(": ") + p.description),
+            .arg(QString::fromStdString(p.name),
+                 p.description.empty() ? QString() : QStringLiteral(": ") + QString::fromStdString(p.description)),
         6000);
   } catch (const std::exception& e) {
     show_error(QString::fromUtf8(e.what()));
@@ -305,9 +306,9 @@ void MainWindow::save_preset_dialog() {
   if (path.isEmpty()) return;
   try {
     Preset p;
-    p.name = QFileInfo(path).completeBaseName();
+    p.name = QFileInfo(path).completeBaseName().toStdString();
     p.chain = chain;
-    tf::gui::save_preset(path, p);
+    write_preset(path, p);
     if (options_.use_settings) QSettings().setValue("paths/presets", QFileInfo(path).absolutePath());
     statusBar()->showMessage(tr("Preset saved to %1").arg(path), 5000);
   } catch (const std::exception& e) {
