@@ -22,6 +22,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+#include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -48,6 +50,22 @@ QWidget* folder_row(QWidget* parent, QLineEdit* edit, const QString& title) {
     if (!dir.isEmpty()) edit->setText(dir);
   });
   return w;
+}
+
+// "notes.txt (not an image)" from core's list of skipped files: the name and the reason apart.
+std::pair<QString, QString> split_skipped(const std::string& entry) {
+  const QString text = QString::fromStdString(entry);
+  const qsizetype open = text.lastIndexOf(QStringLiteral(" ("));
+  if (open <= 0 || !text.endsWith(')')) return {text, QObject::tr("Skipped")};
+  QString reason = text.mid(open + 2, text.size() - open - 3);
+  if (!reason.isEmpty()) reason[0] = reason[0].toUpper();
+  return {text.left(open), QObject::tr("Skipped: %1").arg(reason)};
+}
+
+QString duration_text(double s) {
+  if (s < 90) return QObject::tr("%1 s").arg(std::max(1, static_cast<int>(std::lround(s))));
+  if (s < 5400) return QObject::tr("%1 min").arg(static_cast<int>(std::lround(s / 60)));
+  return QObject::tr("%1 h %2 min").arg(static_cast<int>(s / 3600)).arg(static_cast<int>(std::fmod(s, 3600) / 60));
 }
 
 }  // namespace
@@ -143,6 +161,11 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
     quality_->setEnabled(f == "jpg" || f == "same");
   });
   connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &BatchDialog::finished);
+  // What Start would do, counted as the folders change: the same walk as the batch itself.
+  connect(input_, &QLineEdit::textChanged, this, &BatchDialog::show_plan);
+  connect(output_, &QLineEdit::textChanged, this, &BatchDialog::show_plan);
+  connect(recursive_, &QCheckBox::toggled, this, &BatchDialog::show_plan);
+  connect(format_, &QComboBox::currentIndexChanged, this, &BatchDialog::show_plan);
   pool_.setMaxThreadCount(1);
 
   if (use_settings_) {
@@ -202,6 +225,37 @@ BatchOptions BatchDialog::options() const {
   return o;
 }
 
+void BatchDialog::show_plan() {
+  if (running()) return;
+  const QString in = input_->text().trimmed();
+  BatchOptions o;
+  o.input_dir = QDir::cleanPath(in).toStdString();
+  // Without an output folder yet, count as if it were beside the input (the walk does not need it).
+  const QString out = output_->text().trimmed();
+  o.output_dir = QDir::cleanPath(out.isEmpty() ? in + QStringLiteral(".filtered") : out).toStdString();
+  o.recursive = recursive_->isChecked();
+  o.format = format_->currentData().toString().toStdString();
+  int files = 0;
+  QString text = tr("Not started");
+  if (!in.isEmpty()) {
+    try {
+      const BatchPlan plan = plan_batch(o);
+      files = static_cast<int>(plan.items.size());
+      const int skipped = static_cast<int>(plan.skipped.size());
+      text = files == 1 ? tr("1 image to filter")
+             : files    ? tr("%1 images to filter").arg(files)
+                        : tr("No images in this folder");
+      if (skipped) text += skipped == 1 ? tr(", 1 other file skipped") : tr(", %1 other files skipped").arg(skipped);
+    } catch (const Error& e) {
+      text = QString::fromUtf8(e.what());
+    }
+  }
+  progress_->setRange(0, std::max(1, files));
+  progress_->setValue(0);
+  progress_->setFormat(files ? tr("%v of %m files") : tr("no files"));
+  current_->setText(text);
+}
+
 void BatchDialog::start() {
   if (running()) return;
   messages_->hide();
@@ -234,6 +288,7 @@ void BatchDialog::start() {
   failed_->clear();
   summary_->clear();
   progress_->setRange(0, 0);
+  progress_->setFormat(tr("%v of %m files"));
   current_->setText(tr("Starting…"));
   set_running(true);
   watcher_.setFuture(QtConcurrent::run(&pool_, [o, cancel = cancel_flag_]() -> Outcome {
@@ -268,11 +323,23 @@ void BatchDialog::show_progress() {
   progress_->setValue(p.files_done + p.files_failed);
   QStringList names;
   for (const auto& f : p.current) names << QFileInfo(QString::fromStdString(f)).fileName();
-  current_->setText(tr("%1 done, %2 failed · %3 Mpix in %4 s%5")
+  // Rate from the work done so far; time left from the input bytes still to go (files differ in size).
+  QString rate;
+  if (p.elapsed_s > 0 && p.files_done > 0) {
+    rate = tr(" · %1 files/s, %2 Mpix/s")
+               .arg(p.files_done / p.elapsed_s, 0, 'f', 1)
+               .arg(p.megapixels_done / p.elapsed_s, 0, 'f', 1);
+    const double fraction = p.bytes_total ? static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total)
+                                          : static_cast<double>(p.files_done) / std::max(1, p.files_total);
+    if (fraction > 0 && fraction < 1)
+      rate += tr(" · about %1 left").arg(duration_text(p.elapsed_s * (1 / fraction - 1)));
+  }
+  current_->setText(tr("%1 done, %2 failed · %3 Mpix in %4 s%5%6")
                         .arg(p.files_done)
                         .arg(p.files_failed)
                         .arg(p.megapixels_done, 0, 'f', 1)
                         .arg(p.elapsed_s, 0, 'f', 1)
+                        .arg(rate)
                         .arg(names.isEmpty() ? QString() : tr(" · now: %1").arg(names.join(QStringLiteral(", ")))));
 }
 
@@ -305,8 +372,10 @@ void BatchDialog::finished() {
       failed_->addTopLevelItem(item);
     }
   }
-  for (const auto& s : r.skipped)
-    failed_->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(s), tr("skipped")}));
+  for (const auto& s : r.skipped) {
+    const auto [name, reason] = split_skipped(s);
+    failed_->addTopLevelItem(new QTreeWidgetItem({name, reason}));
+  }
   const int total = static_cast<int>(r.files.size());
   progress_->setRange(0, std::max(1, total));
   progress_->setValue(total - cancelled);
@@ -347,6 +416,8 @@ QStringList BatchDialog::failed_files() const {
 }
 
 QString BatchDialog::summary_text() const { return summary_->text(); }
+QString BatchDialog::status_text() const { return current_->text(); }
+QString BatchDialog::progress_text() const { return progress_->text(); }
 QString BatchDialog::error_text() const { return messages_->text(); }
 int BatchDialog::progress_value() const { return progress_->value(); }
 int BatchDialog::progress_maximum() const { return progress_->maximum(); }

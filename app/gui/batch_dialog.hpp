@@ -49,6 +49,8 @@ class BatchDialog : public QDialog {
 
   QStringList failed_files() const;  // "name: reason" per failed or skipped file
   QString summary_text() const;
+  QString status_text() const;    // the line under the progress bar
+  QString progress_text() const;  // what the progress bar shows, "0 of 16 files"
   QString error_text() const;
   int progress_value() const;
   int progress_maximum() const;
@@ -65,6 +67,7 @@ class BatchDialog : public QDialog {
     BatchReport report;
     QString error;
   };
+  void show_plan();  // before Start: how many files the folder holds
   void show_progress();
   void finished();
   void set_running(bool running);

@@ -15,7 +15,20 @@
 
 namespace tf::gui {
 
+namespace {
+
+// Before the first run a chart has its title and nothing else: no axes that count nothing.
+QChart* empty_chart(const QString& title) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->legend()->hide();
+  return chart;
+}
+
+}  // namespace
+
 QChart* make_speedup_chart(const SpeedupResult& r) {
+  if (r.points.empty()) return empty_chart(QObject::tr("Speedup over one device"));
   auto* chart = new QChart;
   chart->setTitle(QObject::tr("Speedup over one device"));
   auto* ideal = new QLineSeries;
@@ -64,6 +77,7 @@ QChart* make_speedup_chart(const SpeedupResult& r) {
 }
 
 QChart* make_split_chart(const SpeedupResult& r) {
+  if (r.points.empty()) return empty_chart(QObject::tr("Time per device (median run)"));
   auto* chart = new QChart;
   chart->setTitle(QObject::tr("Time per device (median run)"));
   struct Part {

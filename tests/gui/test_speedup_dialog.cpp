@@ -47,6 +47,22 @@ TEST(SpeedupDialog, MeasuresOnCpuDevicesAndExplainsTheBound) {
   EXPECT_EQ(window.timeline()->lanes().size(), 2u);
 }
 
+// Before the first run both charts are clean: their titles, no axes (no "0.00" ticks, no "devices").
+TEST(SpeedupDialog, ChartsAreEmptyBeforeTheFirstRun) {
+  ensure_gui_app();
+  MainWindow window(MainWindowOptions{false, false});
+  SpeedupDialog* dialog = window.show_speedup_dialog();
+  ASSERT_NE(dialog, nullptr);
+  for (QChartView* view : {dialog->speedup_view(), dialog->split_view()}) {
+    SCOPED_TRACE(view->objectName().toStdString());
+    EXPECT_FALSE(view->chart()->title().isEmpty());
+    EXPECT_TRUE(view->chart()->axes().isEmpty());
+    EXPECT_TRUE(view->chart()->series().isEmpty());
+    EXPECT_FALSE(view->chart()->legend()->isVisible());
+  }
+  save_shot(dialog, "speedup-dialog-empty.png");
+}
+
 TEST(SpeedupDialog, BadInputIsAMessage) {
   ensure_gui_app();
   MainWindow window(MainWindowOptions{false, false});

@@ -197,6 +197,7 @@ class BatchRun {
     std::string why;
     if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why));
     r.encoder = encoder_for(item.output, w.src.format());
+    waiting(i);
     if (chain_.empty()) to_encode_.push(std::move(w));
     else to_filter_.push(std::move(w));
   }
@@ -237,6 +238,7 @@ class BatchRun {
   void filter_loop(int d) {
     while (auto w = to_filter_.pop()) {
       const int i = w->index;
+      started(i);
       if (aborting()) {
         discard(i);
         continue;
@@ -269,6 +271,7 @@ class BatchRun {
       const std::size_t src_bytes = w->src.size_bytes();
       w->src = Image();
       w->charge.release(src_bytes);
+      waiting(i);
       to_encode_.push(std::move(*w));
     }
   }
@@ -302,6 +305,7 @@ class BatchRun {
   void encode_loop(int lane) {
     while (auto w = to_encode_.pop()) {
       const int i = w->index;
+      started(i);
       if (aborting()) {
         discard(i);
         continue;
@@ -348,9 +352,15 @@ class BatchRun {
   }
 
   // ---- bookkeeping ----
+  // current_ holds the files a thread works on now (decode, filter or encode), not those that wait
+  // in a queue between two stages: what a person watching the batch calls "in flight".
   void started(int i) {
     std::lock_guard lock(progress_mutex_);
     current_.push_back(i);
+  }
+  void waiting(int i) {
+    std::lock_guard lock(progress_mutex_);
+    current_.erase(std::remove(current_.begin(), current_.end(), i), current_.end());
   }
   void fail(int i, const std::string& reason) {
     results_[i].reason = reason;
