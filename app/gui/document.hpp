@@ -7,10 +7,10 @@
 #include <QUndoStack>
 #include <memory>
 
-#include "image_pyramid.hpp"
 #include "mip_levels.hpp"
 #include "tilefilter/image.hpp"
 #include "tilefilter/io.hpp"
+#include "tilefilter/pyramid.hpp"
 
 namespace tf::gui {
 

@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "filter_entry.hpp"
-#include "image_pyramid.hpp"
 #include "mip_levels.hpp"
 #include "preview_plan.hpp"
+#include "tilefilter/pyramid.hpp"
 #include "tilefilter/scheduler.hpp"
 
 namespace tf::gui {

@@ -1,11 +1,11 @@
-#include "image_pyramid.hpp"
+#include "tilefilter/pyramid.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-namespace tf::gui {
+namespace tf {
 
 namespace {
 
@@ -52,4 +52,4 @@ int ImagePyramid::level_for_factor(double factor) const {
   return std::clamp(k, 0, levels() - 1);
 }
 
-}  // namespace tf::gui
+}  // namespace tf

@@ -1,11 +1,12 @@
 // Half-size copies of an image (2x2 box average, same pixel format), used for the screen-sized
-// preview proxy of a large image. Level 0 is the image itself; level k is 1/2^k of it.
+// preview proxy of a large image (the GUI), Qt-free so any front end can use it. Level 0 is the image itself; level k
+// is 1/2^k of it.
 #pragma once
 #include <vector>
 
 #include "tilefilter/image.hpp"
 
-namespace tf::gui {
+namespace tf {
 
 // One 2x2 box-average reduction; odd last rows/columns average what exists.
 Image half_size(const Image& src);
@@ -25,4 +26,4 @@ class ImagePyramid {
   std::vector<Image> levels_;
 };
 
-}  // namespace tf::gui
+}  // namespace tf
