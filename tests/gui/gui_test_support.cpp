@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "app_runner.hpp"
-#include "theme.hpp"
+#include "platform/theme.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/kernel_store.hpp"
 #include "tilefilter/testimage.hpp"
+#include "window/app_runner.hpp"
 
 namespace tf::test {
 

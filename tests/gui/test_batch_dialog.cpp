@@ -5,11 +5,11 @@
 #include <QThread>
 #include <algorithm>
 
-#include "batch_dialog.hpp"
-#include "filter_panel.hpp"
+#include "dialogs/batch_dialog.hpp"
 #include "gui_test_support.hpp"
-#include "main_window.hpp"
+#include "panels/filter_panel.hpp"
 #include "tilefilter/codec.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {

@@ -8,17 +8,17 @@
 
 #include <fmt/format.h>
 
-#include "app_runner.hpp"
-#include "filter_entry.hpp"
 #include "gui_test_support.hpp"
-#include "job_view.hpp"
-#include "param_editor.hpp"
-#include "preset_files.hpp"
-#include "preview_plan.hpp"
+#include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
+#include "model/preset_files.hpp"
+#include "model/preview_plan.hpp"
+#include "panels/param_editor.hpp"
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/scheduler.hpp"
+#include "window/app_runner.hpp"
 
 namespace tf::gui {
 namespace {

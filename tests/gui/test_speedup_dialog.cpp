@@ -3,12 +3,12 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 
-#include "device_card.hpp"
-#include "device_panel.hpp"
+#include "dialogs/speedup_dialog.hpp"
 #include "gui_test_support.hpp"
-#include "main_window.hpp"
-#include "speedup_dialog.hpp"
-#include "timeline_view.hpp"
+#include "panels/device_card.hpp"
+#include "panels/device_panel.hpp"
+#include "views/timeline_view.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 #include <QWidget>
 
-#include "filter_entry.hpp"
+#include "model/filter_entry.hpp"
 
 class QSlider;
 class QDoubleSpinBox;

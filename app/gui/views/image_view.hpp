@@ -6,7 +6,7 @@
 #include <QImage>
 #include <QWidget>
 
-#include "mip_levels.hpp"
+#include "model/mip_levels.hpp"
 
 namespace tf::gui {
 

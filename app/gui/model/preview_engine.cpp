@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "background_priority.hpp"
-#include "device_hub.hpp"
 #include "image_convert.hpp"
-#include "release_later.hpp"
+#include "platform/background_priority.hpp"
+#include "platform/device_hub.hpp"
+#include "platform/release_later.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf::gui {

@@ -27,10 +27,10 @@
 
 #include <fmt/format.h>
 
-#include "background_priority.hpp"
-#include "device_choice.hpp"
-#include "device_hub.hpp"
-#include "message_bar.hpp"
+#include "panels/device_choice.hpp"
+#include "panels/message_bar.hpp"
+#include "platform/background_priority.hpp"
+#include "platform/device_hub.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf::gui {

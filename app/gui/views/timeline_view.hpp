@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "job_view.hpp"
+#include "model/job_view.hpp"
 
 namespace tf::gui {
 

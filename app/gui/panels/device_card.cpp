@@ -6,9 +6,9 @@
 #include <QVBoxLayout>
 #include <set>
 
-#include "stage_bars.hpp"
-#include "stage_colors.hpp"
-#include "utilization_graph.hpp"
+#include "views/stage_bars.hpp"
+#include "views/stage_colors.hpp"
+#include "views/utilization_graph.hpp"
 
 namespace tf::gui {
 

@@ -16,11 +16,11 @@
 #include <QtCharts/QChartView>
 #include <QtConcurrent>
 
-#include "device_hub.hpp"
-#include "message_bar.hpp"
-#include "speedup_charts.hpp"
+#include "panels/message_bar.hpp"
+#include "platform/device_hub.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/testimage.hpp"
+#include "views/speedup_charts.hpp"
 
 namespace tf::gui {
 

@@ -13,20 +13,20 @@
 #include <QStyle>
 #include <QToolBar>
 
-#include "batch_dialog.hpp"
-#include "device_panel.hpp"
-#include "filter_panel.hpp"
-#include "image_view.hpp"
+#include "dialogs/batch_dialog.hpp"
+#include "dialogs/save_options_dialog.hpp"
+#include "dialogs/speedup_dialog.hpp"
 #include "main_window.hpp"
-#include "message_bar.hpp"
-#include "preset_files.hpp"
-#include "recent_files.hpp"
-#include "save_options_dialog.hpp"
-#include "speedup_dialog.hpp"
-#include "theme.hpp"
+#include "model/preset_files.hpp"
+#include "panels/device_panel.hpp"
+#include "panels/filter_panel.hpp"
+#include "panels/message_bar.hpp"
+#include "platform/recent_files.hpp"
+#include "platform/theme.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
-#include "timeline_view.hpp"
+#include "views/image_view.hpp"
+#include "views/timeline_view.hpp"
 
 #ifndef TF_VERSION
 #define TF_VERSION "0.0.0"

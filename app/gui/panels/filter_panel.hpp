@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "filter_entry.hpp"
+#include "model/filter_entry.hpp"
 
 class QListWidget;
 class QMenu;

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "release_later.hpp"
+#include "platform/release_later.hpp"
 
 namespace tf::gui {
 

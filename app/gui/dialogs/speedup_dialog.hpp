@@ -8,8 +8,8 @@
 #include <atomic>
 #include <memory>
 
-#include "filter_entry.hpp"
-#include "job_view.hpp"
+#include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
 #include "tilefilter/speedup.hpp"
 
 class QComboBox;

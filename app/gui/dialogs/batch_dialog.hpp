@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "filter_entry.hpp"
-#include "job_view.hpp"
+#include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
 #include "tilefilter/batch.hpp"
 
 class QLineEdit;

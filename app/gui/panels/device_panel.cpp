@@ -5,7 +5,7 @@
 #include <QVBoxLayout>
 
 #include "device_card.hpp"
-#include "device_hub.hpp"
+#include "platform/device_hub.hpp"
 
 namespace tf::gui {
 

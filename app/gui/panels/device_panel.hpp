@@ -4,8 +4,8 @@
 #include <QWidget>
 #include <vector>
 
-#include "job_view.hpp"
-#include "utilization_sampler.hpp"
+#include "model/job_view.hpp"
+#include "platform/utilization_sampler.hpp"
 
 class QLabel;
 class QVBoxLayout;

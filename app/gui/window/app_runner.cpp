@@ -1,6 +1,6 @@
 #include "app_runner.hpp"
 
-#include "app_identity.hpp"
+#include "platform/app_identity.hpp"
 
 #include <QApplication>
 #include <QDir>
@@ -12,15 +12,15 @@
 #include <cstdio>
 #include <functional>
 
-#include "bench_plot.hpp"
-#include "filter_panel.hpp"
-#include "image_view.hpp"
+#include "dialogs/speedup_dialog.hpp"
 #include "main_window.hpp"
-#include "preset_files.hpp"
-#include "speedup_dialog.hpp"
-#include "theme.hpp"
+#include "model/preset_files.hpp"
+#include "panels/filter_panel.hpp"
+#include "platform/theme.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/testimage.hpp"
+#include "views/bench_plot.hpp"
+#include "views/image_view.hpp"
 
 namespace tf::gui {
 

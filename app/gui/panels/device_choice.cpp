@@ -2,7 +2,7 @@
 
 #include <QInputDialog>
 
-#include "device_hub.hpp"
+#include "platform/device_hub.hpp"
 
 namespace tf::gui {
 

@@ -2,7 +2,7 @@
 
 #include <QFileInfo>
 
-#include "device_hub.hpp"
+#include "platform/device_hub.hpp"
 #include "preview_engine.hpp"
 #include "tilefilter/codec.hpp"
 

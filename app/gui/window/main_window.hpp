@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 
-#include "document.hpp"
-#include "filter_entry.hpp"
-#include "preview_engine.hpp"
+#include "model/document.hpp"
+#include "model/filter_entry.hpp"
+#include "model/preview_engine.hpp"
 
 class QLabel;
 class QProgressBar;

@@ -5,8 +5,8 @@
 #include <QFrame>
 #include <vector>
 
-#include "job_view.hpp"
-#include "utilization_sampler.hpp"
+#include "model/job_view.hpp"
+#include "platform/utilization_sampler.hpp"
 
 class QLabel;
 class QProgressBar;
