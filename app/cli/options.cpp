@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -49,14 +50,40 @@ void add_write_flags(CLI::App& cmd, WriteFlags& f) {
 
 void add_preset_flag(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--preset", f.preset,
-                 "a filter preset (JSON, as tilefilter-gui saves it): its chain, then any --filter; its border "
-                 "unless --border is given");
+                 "a filter preset: a JSON file as tilefilter-gui saves it, or the name of a bundled one "
+                 "(soft-focus, edges, ...); its chain, then any --filter; its border unless --border is given");
   cmd.get_option("--filter")->required(false);
 }
 
+std::string bundled_folder(const std::string& what) {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed = exe.parent_path() / ".." / "share" / "tilefilter" / what;
+  if (!ec && std::filesystem::is_directory(installed, ec)) return std::filesystem::canonical(installed, ec).string();
+#ifdef TF_SOURCE_RESOURCES
+  const std::filesystem::path source = std::filesystem::path(TF_SOURCE_RESOURCES) / what;
+  if (std::filesystem::is_directory(source, ec)) return source.string();
+#endif
+  return {};
+}
+
+namespace {
+
+// "soft-focus" (no folder, no such file here) names a bundled preset.
+std::string preset_path(const std::string& arg) {
+  std::error_code ec;
+  if (arg.find('/') != std::string::npos || std::filesystem::exists(arg, ec)) return arg;
+  const std::string dir = bundled_folder("presets");
+  for (const std::string& name : {arg, arg + ".json"})
+    if (!dir.empty() && std::filesystem::is_regular_file(dir + "/" + name, ec)) return dir + "/" + name;
+  return arg;
+}
+
+}  // namespace
+
 JobFlags with_preset(const JobFlags& f) {
   if (f.preset.empty()) return f;
-  const Preset preset = load_preset(f.preset);
+  const Preset preset = load_preset(preset_path(f.preset));
   JobFlags out = f;
   out.filters = to_specs(preset.chain.filters);
   out.filters.insert(out.filters.end(), f.filters.begin(), f.filters.end());

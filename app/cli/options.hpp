@@ -32,6 +32,9 @@ void add_preset_flag(CLI::App& cmd, JobFlags& flags);
 // The flags with the preset's filters ahead of any --filter, and its border unless --border is
 // given. Throws tf::Error naming the preset file and what is wrong with it.
 JobFlags with_preset(const JobFlags& flags);
+// The installed "presets" or "samples" folder: <prefix>/share/tilefilter/WHAT beside the
+// executable's <prefix>/bin, else the source tree's resources/WHAT; empty when neither exists.
+std::string bundled_folder(const std::string& what);
 
 // How outputs are written: the options a user of vips or magick expects.
 struct WriteFlags {

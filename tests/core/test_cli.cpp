@@ -170,6 +170,11 @@ TEST_F(Cli, PresetFromTheGuiMatchesTheSameFilters) {
   const Image expected = filter_image(src, parse_chain({"gaussian:sigma=1.2", "sobel:dir=magnitude"}),
                                       select_devices("cpu:1").devices, opt);
   EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
+  // A bundled preset by name: the same file (installed beside bin/, here the source tree's).
+  const std::string by_name = dir / "by-name.png";
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} --preset edges --devices cpu:2 -q", input, by_name), &out), 0)
+      << out;
+  EXPECT_TRUE(same_pixels(decode_file(by_name).view(), expected.view()));
 }
 
 TEST_F(Cli, PresetWithACustomKernelThenFilterAndBorderFlags) {

@@ -12,6 +12,9 @@
 #ifndef TF_VERSION
 #define TF_VERSION "0.0.0"
 #endif
+#ifndef TF_SOURCE_RESOURCES
+#define TF_SOURCE_RESOURCES ""
+#endif
 
 // The resources live in a static library, whose initializers are not linked in unless something
 // refers to them; hence the explicit call, outside any namespace as Qt requires.
@@ -30,6 +33,13 @@ void set_application_identity() {
   QCoreApplication::setApplicationVersion(QStringLiteral(TF_VERSION));
   QGuiApplication::setApplicationDisplayName(QStringLiteral("TileFilter"));
   QGuiApplication::setDesktopFileName(QStringLiteral("tilefilter-gui"));
+}
+
+QString data_dir(const QString& what) {
+  const QString installed = QCoreApplication::applicationDirPath() + "/../share/tilefilter/" + what;
+  for (const QString& c : {installed, QStringLiteral(TF_SOURCE_RESOURCES "/") + what})
+    if (QFileInfo(c).isDir()) return QDir(c).canonicalPath();
+  return {};
 }
 
 bool save_screenshot(QWidget* widget, const QString& path) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "platform/app_identity.hpp"
 #include "tilefilter/border.hpp"
 
 namespace tf::gui {
@@ -103,6 +104,10 @@ std::optional<AppOptions> parse_app_options(const QCoreApplication& app, int& ex
   }
   if (p.isSet("version")) {
     std::printf("%s %s\n", qPrintable(app.applicationName()), qPrintable(app.applicationVersion()));
+    for (const char* what : {"samples", "presets"}) {
+      const QString dir = data_dir(QString::fromLatin1(what));
+      std::printf("%s: %s\n", what, dir.isEmpty() ? "(not installed)" : qPrintable(dir));
+    }
     exit_code = 0;
     return std::nullopt;
   }

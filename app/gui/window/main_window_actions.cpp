@@ -21,6 +21,7 @@
 #include "panels/device_panel.hpp"
 #include "panels/filter_panel.hpp"
 #include "panels/message_bar.hpp"
+#include "platform/app_identity.hpp"
 #include "platform/recent_files.hpp"
 #include "platform/theme.hpp"
 #include "tilefilter/codec.hpp"
@@ -42,17 +43,6 @@ QString open_filter() {
   QStringList patterns;
   for (const auto& ext : readable_extensions()) patterns << QStringLiteral("*%1").arg(QString::fromStdString(ext));
   return QObject::tr("Images (%1);;All files (*)").arg(patterns.join(' '));
-}
-
-// Where the bundled samples and presets are: installed beside the binary, or in the source tree.
-QString data_dir(const char* what) {
-  const QString app = QCoreApplication::applicationDirPath();
-  const QStringList candidates = {app + "/../share/tilefilter/" + what,
-                                  QStringLiteral(TF_INSTALL_SAMPLES) + "/../" + what,
-                                  QStringLiteral(TF_SOURCE_SAMPLES) + "/../" + what};
-  for (const QString& c : candidates)
-    if (QFileInfo(c).isDir()) return QDir(c).canonicalPath();
-  return {};
 }
 
 }  // namespace
