@@ -1,6 +1,7 @@
 // `tilefilter` as a user runs it: bad input gets one clear line naming the file and the reason, a
 // non-zero exit code, and no output file; good input matches the library.
 #include <sys/stat.h>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -178,7 +179,14 @@ TEST_F(Cli, PresetFromTheGuiMatchesTheSameFilters) {
 }
 
 TEST_F(Cli, PresetWithACustomKernelThenFilterAndBorderFlags) {
-  ::setenv("XDG_DATA_HOME", dir.path.c_str(), 1);  // the CLI writes the preset's kernel file there
+  // The CLI writes the preset's kernel file under XDG_DATA_HOME: keep it in the scratch folder.
+  struct DataHome {
+    explicit DataHome(const char* dir) : old(std::getenv("XDG_DATA_HOME") ? std::getenv("XDG_DATA_HOME") : "") {
+      ::setenv("XDG_DATA_HOME", dir, 1);
+    }
+    ~DataHome() { old.empty() ? ::unsetenv("XDG_DATA_HOME") : ::setenv("XDG_DATA_HOME", old.c_str(), 1); }
+    std::string old;
+  } data_home(dir.path.c_str());
   const std::string preset = dir / "mine.json";
   std::ofstream(preset) << R"({"name": "mine", "border": "constant", "border_value": 40, "filters": [
     {"filter": "custom", "params": {"normalize": true}, "kernel": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}]})";

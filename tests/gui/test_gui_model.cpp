@@ -5,6 +5,7 @@
 
 #include <QIcon>
 #include <QImage>
+#include <QScopeGuard>
 
 #include <fmt/format.h>
 
@@ -153,6 +154,13 @@ TEST(Presets, SavedFromTheGuiTheCliRunsTheSameJob) {
   p.chain.filters[1].numbers["normalize"] = 0;
   const QString preset = QString::fromStdString(dir / "gui.json");
   write_preset(preset, p);
+  // The CLI writes the preset's kernel file under XDG_DATA_HOME: keep it in the scratch folder.
+  const QByteArray data_home = qgetenv("XDG_DATA_HOME");
+  qputenv("XDG_DATA_HOME", QByteArray::fromStdString(dir.path.string()));
+  const auto restore = qScopeGuard([&] {
+    if (data_home.isEmpty()) qunsetenv("XDG_DATA_HOME");
+    else qputenv("XDG_DATA_HOME", data_home);
+  });
   const std::string input = dir / "in.png", output = dir / "out.png";
   encode_file(input, tf::test::random_image(61, 45, Format{PixelType::U8, 3}, 5).view());
   std::string out;
