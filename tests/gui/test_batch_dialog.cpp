@@ -120,7 +120,11 @@ TEST_F(BatchDialogTest, ShowsFilesInFlightRateAndTimeLeftWhileRunning) {
   QStringList seen;
   for (int i = 0; i < 12000 && !done; ++i) {
     QTest::qWait(5);
-    if (seen.isEmpty() || seen.last() != dialog->status_text()) seen << dialog->status_text();
+    if (seen.isEmpty() || seen.last() != dialog->status_text()) {
+      seen << dialog->status_text();
+      if (seen.last().contains(" left") && seen.filter(" left").size() == 1)
+        save_shot(dialog, "batch-dialog-running.png");
+    }
   }
   ASSERT_TRUE(done);
   // Decode threads (one a core), one filter worker and encode threads (one a core): never all 16.
