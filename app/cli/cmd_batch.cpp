@@ -98,7 +98,7 @@ std::string progress_detail(const BatchProgress& p) {
   std::string s = fmt::format("{}/{} files", p.files_done, p.files_total);
   if (p.files_failed) s += fmt::format(", {} failed", p.files_failed);
   if (p.elapsed_s > 0) s += fmt::format(", {:.1f} Mpix/s", p.megapixels_done / p.elapsed_s);
-  if (p.cancelling) return s + fmt::format(", stopping: {} in flight", p.current.size());
+  if (p.cancelling) return s + fmt::format(", stopping: {} in flight", p.files_in_flight);
   const double done = p.bytes_total ? static_cast<double>(p.bytes_done) / p.bytes_total : 0;
   if (done > 0.01 && done < 1) s += fmt::format(", ETA {}", clock_text(p.elapsed_s * (1 - done) / done));
   return s;

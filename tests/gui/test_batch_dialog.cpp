@@ -144,6 +144,33 @@ TEST_F(BatchDialogTest, ShowsFilesInFlightRateAndTimeLeftWhileRunning) {
   EXPECT_TRUE(left) << seen.join('\n').toStdString();
 }
 
+// Cancel: the dialog says how many started files still finish, then that the batch was cancelled.
+TEST_F(BatchDialogTest, CancelSaysWhatStillFinishes) {
+  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
+  window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  bool done = false;
+  QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool) { done = true; });
+  dialog->start();
+  ASSERT_TRUE(wait_for([&] { return done || dialog->status_text().contains(" done, "); }, 60000));
+  dialog->cancel();
+  QStringList seen;
+  for (int i = 0; i < 12000 && !done; ++i) {
+    QTest::qWait(5);
+    if (seen.isEmpty() || seen.last() != dialog->status_text()) seen << dialog->status_text();
+  }
+  ASSERT_TRUE(done);
+  EXPECT_EQ(dialog->status_text(), "Cancelled");
+  qsizetype first = 0;
+  while (first < seen.size() && !seen[first].contains("in flight finish")) ++first;
+  ASSERT_LT(first, seen.size()) << seen.join('\n').toStdString();
+  for (qsizetype i = first; i < seen.size(); ++i)  // no time left promised once cancelling
+    EXPECT_FALSE(seen[i].contains(" left")) << seen[i].toStdString();
+  EXPECT_LT(QDir(out).entryList({"*.png"}, QDir::Files).size(), 16);
+}
+
 // Skipped files: the name in the file column, a reason a person reads in the problem column.
 TEST_F(BatchDialogTest, SkippedFilesShowTheirNameAndAReason) {
   write_image(dir, "in/a.png", 24, 16);

@@ -334,6 +334,9 @@ void BatchDialog::show_progress() {
     if (fraction > 0 && fraction < 1)
       rate += tr(" · about %1 left").arg(duration_text(p.elapsed_s * (1 / fraction - 1)));
   }
+  if (p.cancelling)  // the files already started finish; no time left to promise
+    rate = p.files_in_flight == 1 ? tr(" · cancelling, 1 file in flight finishes first")
+                                  : tr(" · cancelling, %1 files in flight finish first").arg(p.files_in_flight);
   current_->setText(tr("%1 done, %2 failed · %3 Mpix in %4 s%5%6")
                         .arg(p.files_done)
                         .arg(p.files_failed)
