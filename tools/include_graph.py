@@ -6,7 +6,10 @@ including file, then the project's include folders) and becomes an arrow between
 hold the two files. Folders are the layers (app/gui/..., app/cli, kernels/src/..., core/src/...,
 core/include/tilefilter); an arrow back up is an include cycle between folders.
 
-Usage: tools/include_graph.py [--dot FILE]   exit status 1 when a cycle exists (it is printed)
+The GUI's folders are also held to their order (LAYERS, top first): a folder may include only
+folders below it, so widgets reach the model and the model reaches core, never back up.
+
+Usage: tools/include_graph.py [--dot FILE]   exit status 1 when a cycle or an arrow back up exists (printed)
 """
 import os
 import re
@@ -17,6 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ("app", "core", "kernels")
 INCLUDE_DIRS = ["core/include", "core/src", "kernels/include", "kernels/src", "app/gui", "app/cli"]
 EXTS = (".cpp", ".hpp", ".h", ".c", ".cu", ".cuh")
+# app/gui, top first: each folder includes only those after it (and core, kernels' public headers).
+LAYERS = ["app/gui", "app/gui/window", "app/gui/dialogs", "app/gui/panels", "app/gui/views", "app/gui/model",
+          "app/gui/platform"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -75,6 +81,17 @@ def main():
             if c:
                 print("include cycle between folders: " + " -> ".join(c))
                 return 1
+    up = [(a, b) for a in edges for b in edges[a]
+          if a in LAYERS and b in LAYERS and LAYERS.index(b) <= LAYERS.index(a)]
+    for a, b in sorted(up):
+        print(f"include runs back up the GUI's layers: {a} -> {b}")
+    if up:
+        return 1
+    gui = [f for f in {x for a in edges for x in [a, *edges[a]]} if f.startswith("app/gui")]
+    unlisted = sorted(f for f in gui if f not in LAYERS)
+    if unlisted:
+        print("GUI folders missing from LAYERS in tools/include_graph.py: " + ", ".join(unlisted))
+        return 1
     folders = sorted(set(edges) | {b for v in edges.values() for b in v})
     print(f"include graph: {len(folders)} folders, {sum(len(v) for v in edges.values())} arrows between them, no cycle")
     for a in sorted(edges):

@@ -37,8 +37,9 @@ void run_apply(const ApplyArgs& a) {
   if (same_file(a.input, a.output))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("{}: output is the input file; refusing to overwrite it", a.output));
-  const Chain chain = parse_chain(a.job.filters);
-  JobOptions options = job_options(a.job);
+  const JobFlags job = with_preset(a.job);
+  const Chain chain = parse_chain(job.filters);
+  JobOptions options = job_options(job);
   // Check the output before spending time: its folder must exist.
   const fs::path out_dir = fs::path(a.output).parent_path().empty() ? fs::path(".") : fs::path(a.output).parent_path();
   std::error_code ec;
@@ -90,6 +91,7 @@ void add_apply(CLI::App& app) {
   cmd->add_option("input", args->input, "input image")->required();
   cmd->add_option("output", args->output, "output image; the format follows the extension")->required();
   add_job_flags(*cmd, args->job);
+  add_preset_flag(*cmd, args->job);
   add_write_flags(*cmd, args->write);
   cmd->add_option("--memory", args->memory,
                   "host memory for pixels in flight and the codecs, e.g. 1G (default: 160M for pixels plus 3M per "

@@ -98,7 +98,7 @@ std::string progress_detail(const BatchProgress& p) {
   std::string s = fmt::format("{}/{} files", p.files_done, p.files_total);
   if (p.files_failed) s += fmt::format(", {} failed", p.files_failed);
   if (p.elapsed_s > 0) s += fmt::format(", {:.1f} Mpix/s", p.megapixels_done / p.elapsed_s);
-  if (p.cancelling) return s + fmt::format(", stopping: {} in flight", p.current.size());
+  if (p.cancelling) return s + fmt::format(", stopping: {} in flight", p.files_in_flight);
   const double done = p.bytes_total ? static_cast<double>(p.bytes_done) / p.bytes_total : 0;
   if (done > 0.01 && done < 1) s += fmt::format(", ETA {}", clock_text(p.elapsed_s * (1 - done) / done));
   return s;
@@ -267,6 +267,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option("input", a->input, "folder of images")->required();
   cmd->add_option("output", a->output, "folder for the results (created; names mirror the input tree)")->required();
   add_job_flags(*cmd, a->job);
+  add_preset_flag(*cmd, a->job);
   cmd->get_option("--filter")
       ->required(false)
       ->description("filter SPEC: name or name:key=value,... (repeat to chain; none: decode and re-encode only)");
@@ -299,7 +300,11 @@ void add_batch(CLI::App& app) {
          "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_flag("-q,--quiet", a->quiet, "print only errors");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] {
+    BatchArgs args = *a;
+    args.job = with_preset(a->job);
+    run(args);
+  });
 }
 
 }  // namespace tf::cli

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "tilefilter/error.hpp"
+#include "tilefilter/preset.hpp"
 
 namespace tf::cli {
 
@@ -17,9 +19,11 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("-f,--filter", f.filters,
                  "filter SPEC: name or name:key=value,... (repeat to chain; see `tilefilter filters`)")
       ->required();
-  cmd.add_option("--border", f.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();
-  cmd.add_option("--border-value", f.border_value, "value outside the image for --border constant")
-      ->capture_default_str();
+  f.border_flag =
+      cmd.add_option("--border", f.border, fmt::format("border mode: {}", border_mode_names()))->capture_default_str();
+  f.border_value_flag =
+      cmd.add_option("--border-value", f.border_value, "value outside the image for --border constant")
+          ->capture_default_str();
   cmd.add_option("--devices", f.devices, "all | gpu | cpu | cpu:N | GPU ordinals like 0,1 | mixes like 0,cpu:2")
       ->capture_default_str();
   cmd.add_option("--tile", f.tile, "tile size N or WxH in pixels (default: chosen from device memory)");
@@ -42,6 +46,52 @@ void add_write_flags(CLI::App& cmd, WriteFlags& f) {
   cmd.add_flag("--bigtiff", f.bigtiff, "write BigTIFF (automatic when the TIFF would pass 4 GB)");
   cmd.add_option("--tiff-tile", f.tiff_tile, "write a tiled TIFF with WxH tiles (multiples of 16), e.g. 256x256");
   cmd.add_flag("--strip", f.strip, "drop EXIF, ICC profile and XMP (copied to the output by default)");
+}
+
+void add_preset_flag(CLI::App& cmd, JobFlags& f) {
+  cmd.add_option("--preset", f.preset,
+                 "a filter preset: a JSON file as tilefilter-gui saves it, or the name of a bundled one "
+                 "(soft-focus, edges, ...); its chain, then any --filter; its border unless --border is given");
+  cmd.get_option("--filter")->required(false);
+}
+
+std::string bundled_folder(const std::string& what) {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed = exe.parent_path() / ".." / "share" / "tilefilter" / what;
+  if (!ec && std::filesystem::is_directory(installed, ec)) return std::filesystem::canonical(installed, ec).string();
+#ifdef TF_SOURCE_RESOURCES
+  const std::filesystem::path source = std::filesystem::path(TF_SOURCE_RESOURCES) / what;
+  if (std::filesystem::is_directory(source, ec)) return source.string();
+#endif
+  return {};
+}
+
+namespace {
+
+// "soft-focus" (no folder, no such file here) names a bundled preset.
+std::string preset_path(const std::string& arg) {
+  std::error_code ec;
+  if (arg.find('/') != std::string::npos || std::filesystem::exists(arg, ec)) return arg;
+  const std::string dir = bundled_folder("presets");
+  for (const std::string& name : {arg, arg + ".json"})
+    if (!dir.empty() && std::filesystem::is_regular_file(dir + "/" + name, ec)) return dir + "/" + name;
+  return arg;
+}
+
+}  // namespace
+
+JobFlags with_preset(const JobFlags& f) {
+  if (f.preset.empty()) return f;
+  const Preset preset = load_preset(preset_path(f.preset));
+  JobFlags out = f;
+  out.filters = to_specs(preset.chain.filters);
+  out.filters.insert(out.filters.end(), f.filters.begin(), f.filters.end());
+  if (!f.border_flag || f.border_flag->count() == 0) {
+    out.border = to_string(preset.chain.border.mode);
+    if (!f.border_value_flag || f.border_value_flag->count() == 0) out.border_value = preset.chain.border.value;
+  }
+  return out;
 }
 
 TileSize parse_size(const std::string& text, const std::string& flag) {

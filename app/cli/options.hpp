@@ -21,9 +21,20 @@ struct JobFlags {
   long long pixel_limit = Limits{}.max_pixels;
   long long stream_pixel_limit = Limits{}.max_stream_pixels;
   double fault_rate = 0;  // test-only
+  std::string preset;     // --preset FILE: a chain saved by the GUI (apply and batch)
+  const CLI::Option* border_flag = nullptr;
+  const CLI::Option* border_value_flag = nullptr;
 };
 
 void add_job_flags(CLI::App& cmd, JobFlags& flags);
+// --preset FILE, after add_job_flags: --filter is then optional, and a preset alone is a chain.
+void add_preset_flag(CLI::App& cmd, JobFlags& flags);
+// The flags with the preset's filters ahead of any --filter, and its border unless --border is
+// given. Throws tf::Error naming the preset file and what is wrong with it.
+JobFlags with_preset(const JobFlags& flags);
+// The installed "presets" or "samples" folder: <prefix>/share/tilefilter/WHAT beside the
+// executable's <prefix>/bin, else the source tree's resources/WHAT; empty when neither exists.
+std::string bundled_folder(const std::string& what);
 
 // How outputs are written: the options a user of vips or magick expects.
 struct WriteFlags {

@@ -2,9 +2,9 @@
 // tests); this file only installs the GPU backend, reads the command line and runs the window.
 #include <QApplication>
 
-#include "app_options.hpp"
-#include "app_runner.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "window/app_options.hpp"
+#include "window/app_runner.hpp"
 
 int main(int argc, char** argv) {
   tf::cuda::install_backend();

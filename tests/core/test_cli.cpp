@@ -1,6 +1,7 @@
 // `tilefilter` as a user runs it: bad input gets one clear line naming the file and the reason, a
 // non-zero exit code, and no output file; good input matches the library.
 #include <sys/stat.h>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/io.hpp"
+#include "tilefilter/preset.hpp"
 #include "tilefilter/scheduler.hpp"
 
 namespace tf {
@@ -155,6 +157,77 @@ TEST_F(Cli, OutputEqualsInput) {
 TEST_F(Cli, OutputFormatThatCannotHoldTheImage) {
   output = dir / "out.xyz";
   expect_failure(fmt::format("apply {} {} -f box", input, output), "out.xyz", "unknown output format");
+}
+
+// --preset reads the files tilefilter-gui saves and bundles: same chain and border as --filter.
+TEST_F(Cli, PresetFromTheGuiMatchesTheSameFilters) {
+  const std::string bundled = std::string(TF_SOURCE_DIR) + "/resources/presets/edges.json";
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} --preset {} --devices cpu:2 -q", input, output, bundled), &out), 0)
+      << out;
+  const Image src = decode_file(input);
+  JobOptions opt;
+  opt.border = {BorderMode::Replicate, 0};
+  const Image expected = filter_image(src, parse_chain({"gaussian:sigma=1.2", "sobel:dir=magnitude"}),
+                                      select_devices("cpu:1").devices, opt);
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
+  // A bundled preset by name: the same file (installed beside bin/, here the source tree's).
+  const std::string by_name = dir / "by-name.png";
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} --preset edges --devices cpu:2 -q", input, by_name), &out), 0)
+      << out;
+  EXPECT_TRUE(same_pixels(decode_file(by_name).view(), expected.view()));
+}
+
+TEST_F(Cli, PresetWithACustomKernelThenFilterAndBorderFlags) {
+  // The CLI writes the preset's kernel file under XDG_DATA_HOME: keep it in the scratch folder.
+  struct DataHome {
+    explicit DataHome(const char* dir) : old(std::getenv("XDG_DATA_HOME") ? std::getenv("XDG_DATA_HOME") : "") {
+      ::setenv("XDG_DATA_HOME", dir, 1);
+    }
+    ~DataHome() { old.empty() ? ::unsetenv("XDG_DATA_HOME") : ::setenv("XDG_DATA_HOME", old.c_str(), 1); }
+    std::string old;
+  } data_home(dir.path.c_str());
+  const std::string preset = dir / "mine.json";
+  std::ofstream(preset) << R"({"name": "mine", "border": "constant", "border_value": 40, "filters": [
+    {"filter": "custom", "params": {"normalize": true}, "kernel": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}]})";
+  const std::string kernel = dir / "k.txt";
+  std::ofstream(kernel) << "1 2 1\n2 4 2\n1 2 1\n";
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} --preset {} -f sharpen -q", input, output, preset), &out), 0) << out;
+  const Image src = decode_file(input);
+  JobOptions opt;
+  opt.border = {BorderMode::Constant, 40};
+  const Chain chain = parse_chain({"custom:file=" + kernel + ",normalize=true", "sharpen"});
+  EXPECT_TRUE(
+      same_pixels(decode_file(output).view(), filter_image(src, chain, select_devices("cpu:1").devices, opt).view()));
+  // --border wins over the preset's.
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} --preset {} -f sharpen --border wrap -q", input, output, preset)),
+            0);
+  opt.border = {BorderMode::Wrap, 0};
+  EXPECT_TRUE(
+      same_pixels(decode_file(output).view(), filter_image(src, chain, select_devices("cpu:1").devices, opt).view()));
+}
+
+TEST_F(Cli, BatchTakesAPreset) {
+  std::filesystem::create_directory(dir / "in");
+  std::filesystem::copy_file(input, dir / "in/a.png");
+  const std::string bundled = std::string(TF_SOURCE_DIR) + "/resources/presets/soft-focus.json";
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("batch {} {} --preset {} -q", dir / "in", dir / "out", bundled), &out), 0) << out;
+  const Preset preset = load_preset(bundled);
+  JobOptions opt;
+  opt.border = preset.chain.border;
+  const Image expected = filter_image(decode_file(input), parse_chain(to_specs(preset.chain.filters)),
+                                      select_devices("cpu:1").devices, opt);
+  EXPECT_TRUE(same_pixels(decode_file(dir / "out/a.png").view(), expected.view()));
+}
+
+TEST_F(Cli, BadPresetSaysWhy) {
+  const std::string preset = dir / "bad.json";
+  std::ofstream(preset) << R"({"filters": [{"filter": "gaussian", "params": {"sigma": 500}}]})";
+  expect_failure(fmt::format("apply {} {} --preset {}", input, output, preset), "bad.json", "out of range");
+  expect_failure(fmt::format("apply {} {} --preset {}", input, output, dir / "none.json"), "none.json",
+                 "cannot open preset");
 }
 
 }  // namespace

@@ -1,16 +1,17 @@
-// libFuzzer: preset JSON files as the GUI reads them (app/gui/preset_io.cpp), then the chain they
-// describe parsed by core.
-#include <QByteArray>
+// libFuzzer: preset JSON files as the GUI and the CLI's --preset read them (core/src/preset.cpp),
+// then the chain they describe parsed by core.
+#include <string_view>
 
-#include "filter_entry.hpp"
-#include "preset_io.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/kernel_store.hpp"
+#include "tilefilter/preset.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   try {
-    const auto preset =
-        tf::gui::preset_from_json(QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)), "fuzz.json");
-    (void)tf::parse_chain(tf::gui::to_specs(preset.chain.filters));
+    static const bool store = (tf::set_kernel_store_dir("/tmp/tilefilter-fuzz-kernels"), true);
+    (void)store;
+    const auto preset = tf::preset_from_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+    (void)tf::parse_chain(tf::to_specs(preset.chain.filters));
   } catch (const tf::Error&) {
   }
   return 0;

@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "app_runner.hpp"
-#include "kernel_store.hpp"
-#include "theme.hpp"
+#include "platform/theme.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/kernel_store.hpp"
 #include "tilefilter/testimage.hpp"
+#include "window/app_runner.hpp"
 
 namespace tf::test {
 
@@ -32,7 +32,7 @@ void ensure_gui_app() {
   static QTemporaryDir scratch;
   QSettings::setDefaultFormat(QSettings::IniFormat);
   QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, scratch.path() + "/settings");
-  tf::gui::set_kernel_store_dir(scratch.path() + "/kernels");
+  tf::set_kernel_store_dir((scratch.path() + "/kernels").toStdString());
   tf::gui::apply_theme(*app, true);
 }
 

@@ -1,12 +1,15 @@
 // The batch dialog on a temporary folder: the same core batch job as the CLI, driven from the dialog.
 #include <QDir>
 #include <QFileInfo>
+#include <QTest>
+#include <QThread>
+#include <algorithm>
 
-#include "batch_dialog.hpp"
-#include "filter_panel.hpp"
+#include "dialogs/batch_dialog.hpp"
 #include "gui_test_support.hpp"
-#include "main_window.hpp"
+#include "panels/filter_panel.hpp"
 #include "tilefilter/codec.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {
@@ -87,6 +90,97 @@ TEST_F(BatchDialogTest, ProblemsWithTheJobAreShownInTheDialog) {
   dialog->set_folders(QString(), out);  // no input folder: refused before anything starts
   EXPECT_FALSE(run(dialog));
   EXPECT_TRUE(dialog->error_text().contains("input folder")) << dialog->error_text().toStdString();
+}
+
+// Before Start the dialog counts what the folder holds: "0 of 16 files", not "0 of 1".
+TEST_F(BatchDialogTest, CountsTheFolderBeforeStart) {
+  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 24, 16, 3, i);
+  std::fclose(std::fopen((dir / "in/notes.txt").c_str(), "w"));
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  EXPECT_EQ(dialog->progress_text(), "0 of 16 files");
+  EXPECT_TRUE(dialog->status_text().contains("16 images to filter")) << dialog->status_text().toStdString();
+  EXPECT_TRUE(dialog->status_text().contains("1 other file skipped")) << dialog->status_text().toStdString();
+  save_shot(dialog, "batch-dialog-before-start.png");
+  dialog->set_folders(QString::fromStdString(dir / "no-such-folder"), out);
+  EXPECT_EQ(dialog->progress_text(), "no files");
+  EXPECT_TRUE(dialog->status_text().contains("no such folder")) << dialog->status_text().toStdString();
+}
+
+// During a run: "now:" names only the files a thread works on, and a rate and the time left show.
+TEST_F(BatchDialogTest, ShowsFilesInFlightRateAndTimeLeftWhileRunning) {
+  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
+  window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  bool done = false;
+  QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool) { done = true; });
+  dialog->start();
+  QStringList seen;
+  for (int i = 0; i < 12000 && !done; ++i) {
+    QTest::qWait(5);
+    if (seen.isEmpty() || seen.last() != dialog->status_text()) {
+      seen << dialog->status_text();
+      if (seen.last().contains(" left") && seen.filter(" left").size() == 1)
+        save_shot(dialog, "batch-dialog-running.png");
+    }
+  }
+  ASSERT_TRUE(done);
+  // Decode threads (one a core), one filter worker and encode threads (one a core): never all 16.
+  const int most = 2 * std::max(1, QThread::idealThreadCount()) + 1;
+  bool named = false, rate = false, left = false;
+  for (const QString& text : seen) {
+    const qsizetype now = text.indexOf("now: ");
+    if (now >= 0) {
+      named = true;
+      EXPECT_LE(text.mid(now).count(".png"), std::min(most, 15)) << text.toStdString();
+    }
+    rate = rate || text.contains("files/s");
+    left = left || text.contains(" left");
+  }
+  EXPECT_TRUE(named) << seen.join('\n').toStdString();
+  EXPECT_TRUE(rate) << seen.join('\n').toStdString();
+  EXPECT_TRUE(left) << seen.join('\n').toStdString();
+}
+
+// Cancel: the dialog says how many started files still finish, then that the batch was cancelled.
+TEST_F(BatchDialogTest, CancelSaysWhatStillFinishes) {
+  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
+  window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  bool done = false;
+  QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool) { done = true; });
+  dialog->start();
+  ASSERT_TRUE(wait_for([&] { return done || dialog->status_text().contains(" done, "); }, 60000));
+  dialog->cancel();
+  QStringList seen;
+  for (int i = 0; i < 12000 && !done; ++i) {
+    QTest::qWait(5);
+    if (seen.isEmpty() || seen.last() != dialog->status_text()) seen << dialog->status_text();
+  }
+  ASSERT_TRUE(done);
+  EXPECT_EQ(dialog->status_text(), "Cancelled");
+  qsizetype first = 0;
+  while (first < seen.size() && !seen[first].contains("in flight finish")) ++first;
+  ASSERT_LT(first, seen.size()) << seen.join('\n').toStdString();
+  for (qsizetype i = first; i < seen.size(); ++i)  // no time left promised once cancelling
+    EXPECT_FALSE(seen[i].contains(" left")) << seen[i].toStdString();
+  EXPECT_LT(QDir(out).entryList({"*.png"}, QDir::Files).size(), 16);
+}
+
+// Skipped files: the name in the file column, a reason a person reads in the problem column.
+TEST_F(BatchDialogTest, SkippedFilesShowTheirNameAndAReason) {
+  write_image(dir, "in/a.png", 24, 16);
+  std::fclose(std::fopen((dir / "in/notes.txt").c_str(), "w"));
+  window->set_chain({{entry_from_spec("box")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_EQ(dialog->failed_files(), QStringList{"notes.txt: Skipped: Not an image"});
 }
 
 }  // namespace

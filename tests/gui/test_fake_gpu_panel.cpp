@@ -3,19 +3,19 @@
 #include <QDoubleSpinBox>
 #include <QtTest/QTest>
 
-#include "device_card.hpp"
-#include "device_hub.hpp"
-#include "device_panel.hpp"
 #include "fake_gpu.hpp"
-#include "filter_panel.hpp"
 #include "gui_test_support.hpp"
-#include "image_view.hpp"
-#include "main_window.hpp"
-#include "message_bar.hpp"
-#include "stage_bars.hpp"
+#include "panels/device_card.hpp"
+#include "panels/device_panel.hpp"
+#include "panels/filter_panel.hpp"
+#include "panels/message_bar.hpp"
+#include "platform/device_hub.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "timeline_view.hpp"
-#include "utilization_graph.hpp"
+#include "views/image_view.hpp"
+#include "views/stage_bars.hpp"
+#include "views/timeline_view.hpp"
+#include "views/utilization_graph.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {

@@ -8,8 +8,8 @@
 #include <QtCharts/QBarSet>
 #include <QtCharts/QChartView>
 
-#include "bench_plot.hpp"
 #include "gui_test_support.hpp"
+#include "views/bench_plot.hpp"
 
 namespace tf::gui {
 namespace {

@@ -5,15 +5,21 @@
 
 #include <QIcon>
 #include <QImage>
+#include <QScopeGuard>
 
-#include "app_runner.hpp"
-#include "filter_entry.hpp"
+#include <fmt/format.h>
+
 #include "gui_test_support.hpp"
-#include "job_view.hpp"
-#include "param_editor.hpp"
-#include "preset_io.hpp"
-#include "preview_plan.hpp"
+#include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
+#include "model/preset_files.hpp"
+#include "model/preview_plan.hpp"
+#include "panels/param_editor.hpp"
+#include "test_support.hpp"
+#include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/scheduler.hpp"
+#include "window/app_runner.hpp"
 
 namespace tf::gui {
 namespace {
@@ -112,8 +118,8 @@ TEST(Presets, BundledPresetsAllLoad) {
   ASSERT_GE(presets.size(), 4);
   for (const QString& p : presets) {
     SCOPED_TRACE(p.toStdString());
-    const Preset preset = load_preset(p);
-    EXPECT_FALSE(preset.name.isEmpty());
+    const Preset preset = read_preset(p);
+    EXPECT_FALSE(preset.name.empty());
     ASSERT_FALSE(preset.chain.filters.empty());
     EXPECT_NO_THROW(parse_chain(to_specs(preset.chain.filters)));
   }
@@ -129,10 +135,42 @@ TEST(Presets, SaveAndLoadGiveTheSameChain) {
                      entry_from_spec("sobel:dir=y")};
   p.chain.filters[1].kernel = KernelGrid{3, 3, {0, -1, 0, -1, 5, -1, 0, -1, 0}};
   const QString path = QString::fromStdString(dir / "p.json");
-  save_preset(path, p);
-  const Preset q = load_preset(path);
+  write_preset(path, p);
+  const Preset q = read_preset(path);
   EXPECT_EQ(q.name, "mine");
   EXPECT_TRUE(q.chain == p.chain);
+}
+
+// A chain saved from the GUI (custom kernel, constant border) runs in `tilefilter apply --preset`
+// with the bits of the GUI's own job.
+TEST(Presets, SavedFromTheGuiTheCliRunsTheSameJob) {
+  ensure_gui_app();
+  tf::test::TempDir dir;
+  Preset p;
+  p.name = "gui";
+  p.chain.border = {BorderMode::Constant, 30};
+  p.chain.filters = {entry_from_spec("gaussian:sigma=1.5"), default_entry(*find_filter("custom"))};
+  p.chain.filters[1].kernel = KernelGrid{3, 3, {0, -1, 0, -1, 5, -1, 0, -1, 0}};
+  p.chain.filters[1].numbers["normalize"] = 0;
+  const QString preset = QString::fromStdString(dir / "gui.json");
+  write_preset(preset, p);
+  // The CLI writes the preset's kernel file under XDG_DATA_HOME: keep it in the scratch folder.
+  const QByteArray data_home = qgetenv("XDG_DATA_HOME");
+  qputenv("XDG_DATA_HOME", QByteArray::fromStdString(dir.path.string()));
+  const auto restore = qScopeGuard([&] {
+    if (data_home.isEmpty()) qunsetenv("XDG_DATA_HOME");
+    else qputenv("XDG_DATA_HOME", data_home);
+  });
+  const std::string input = dir / "in.png", output = dir / "out.png";
+  encode_file(input, tf::test::random_image(61, 45, Format{PixelType::U8, 3}, 5).view());
+  std::string out;
+  ASSERT_EQ(tf::test::run_cli(fmt::format("apply {} {} --preset {} -q", input, output, preset.toStdString()), &out), 0)
+      << out;
+  JobOptions opt;
+  opt.border = p.chain.border;
+  const Image expected =
+      filter_image(decode_file(input), parse_chain(to_specs(p.chain.filters)), select_devices("cpu:1").devices, opt);
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), expected.view()));
 }
 
 TEST(Presets, BadPresetsSayWhy) {

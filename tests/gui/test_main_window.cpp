@@ -13,20 +13,20 @@
 #include <QToolButton>
 #include <QUrl>
 
-#include "device_card.hpp"
-#include "device_panel.hpp"
-#include "filter_panel.hpp"
 #include "gui_test_support.hpp"
-#include "image_view.hpp"
-#include "kernel_editor.hpp"
-#include "main_window.hpp"
-#include "message_bar.hpp"
-#include "param_editor.hpp"
-#include "stage_bars.hpp"
+#include "panels/device_card.hpp"
+#include "panels/device_panel.hpp"
+#include "panels/filter_panel.hpp"
+#include "panels/kernel_editor.hpp"
+#include "panels/message_bar.hpp"
+#include "panels/param_editor.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/io.hpp"
-#include "timeline_view.hpp"
-#include "utilization_graph.hpp"
+#include "views/image_view.hpp"
+#include "views/stage_bars.hpp"
+#include "views/timeline_view.hpp"
+#include "views/utilization_graph.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {

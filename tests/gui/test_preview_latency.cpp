@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "filter_panel.hpp"
 #include "gui_test_support.hpp"
-#include "image_view.hpp"
-#include "main_window.hpp"
-#include "message_bar.hpp"
+#include "panels/filter_panel.hpp"
+#include "panels/message_bar.hpp"
 #include "tilefilter/testimage.hpp"
+#include "views/image_view.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {

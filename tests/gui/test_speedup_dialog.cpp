@@ -3,12 +3,12 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 
-#include "device_card.hpp"
-#include "device_panel.hpp"
+#include "dialogs/speedup_dialog.hpp"
 #include "gui_test_support.hpp"
-#include "main_window.hpp"
-#include "speedup_dialog.hpp"
-#include "timeline_view.hpp"
+#include "panels/device_card.hpp"
+#include "panels/device_panel.hpp"
+#include "views/timeline_view.hpp"
+#include "window/main_window.hpp"
 
 namespace tf::gui {
 namespace {
@@ -45,6 +45,22 @@ TEST(SpeedupDialog, MeasuresOnCpuDevicesAndExplainsTheBound) {
   EXPECT_TRUE(window.device_panel()->card("cpu")->job_text().contains("2 worker"))
       << window.device_panel()->card("cpu")->job_text().toStdString();
   EXPECT_EQ(window.timeline()->lanes().size(), 2u);
+}
+
+// Before the first run both charts are clean: their titles, no axes (no "0.00" ticks, no "devices").
+TEST(SpeedupDialog, ChartsAreEmptyBeforeTheFirstRun) {
+  ensure_gui_app();
+  MainWindow window(MainWindowOptions{false, false});
+  SpeedupDialog* dialog = window.show_speedup_dialog();
+  ASSERT_NE(dialog, nullptr);
+  for (QChartView* view : {dialog->speedup_view(), dialog->split_view()}) {
+    SCOPED_TRACE(view->objectName().toStdString());
+    EXPECT_FALSE(view->chart()->title().isEmpty());
+    EXPECT_TRUE(view->chart()->axes().isEmpty());
+    EXPECT_TRUE(view->chart()->series().isEmpty());
+    EXPECT_FALSE(view->chart()->legend()->isVisible());
+  }
+  save_shot(dialog, "speedup-dialog-empty.png");
 }
 
 TEST(SpeedupDialog, BadInputIsAMessage) {

@@ -48,7 +48,8 @@ struct BatchProgress {
   double megapixels_done = 0, elapsed_s = 0;
   std::size_t bytes_done = 0, bytes_total = 0;  // input file sizes, for an ETA
   bool cancelling = false;
-  std::vector<std::string> current;  // files in flight
+  int files_in_flight = 0;           // started and not finished: worked on now or queued between stages
+  std::vector<std::string> current;  // files being decoded, filtered or encoded now (not those queued)
 };
 
 struct FileResult {

@@ -64,6 +64,7 @@ class BatchRun {
     const std::size_t n = plan_.items.size();
     results_.resize(n);
     finished_.assign(n, 0);
+    begun_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& item = plan_.items[i];
       auto& r = results_[i];
@@ -197,6 +198,7 @@ class BatchRun {
     std::string why;
     if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why));
     r.encoder = encoder_for(item.output, w.src.format());
+    waiting(i);
     if (chain_.empty()) to_encode_.push(std::move(w));
     else to_filter_.push(std::move(w));
   }
@@ -237,6 +239,7 @@ class BatchRun {
   void filter_loop(int d) {
     while (auto w = to_filter_.pop()) {
       const int i = w->index;
+      started(i);
       if (aborting()) {
         discard(i);
         continue;
@@ -269,6 +272,7 @@ class BatchRun {
       const std::size_t src_bytes = w->src.size_bytes();
       w->src = Image();
       w->charge.release(src_bytes);
+      waiting(i);
       to_encode_.push(std::move(*w));
     }
   }
@@ -302,6 +306,7 @@ class BatchRun {
   void encode_loop(int lane) {
     while (auto w = to_encode_.pop()) {
       const int i = w->index;
+      started(i);
       if (aborting()) {
         discard(i);
         continue;
@@ -348,9 +353,19 @@ class BatchRun {
   }
 
   // ---- bookkeeping ----
+  // current_ holds the files a thread works on now (decode, filter or encode), not those that wait
+  // in a queue between two stages: what a person watching the batch calls "in flight".
   void started(int i) {
     std::lock_guard lock(progress_mutex_);
     current_.push_back(i);
+    if (!begun_[i]) {
+      begun_[i] = 1;
+      ++files_in_flight_;
+    }
+  }
+  void waiting(int i) {
+    std::lock_guard lock(progress_mutex_);
+    current_.erase(std::remove(current_.begin(), current_.end(), i), current_.end());
   }
   void fail(int i, const std::string& reason) {
     results_[i].reason = reason;
@@ -365,6 +380,7 @@ class BatchRun {
     std::lock_guard lock(progress_mutex_);
     finished_[i] = 1;
     ++files_done_;
+    if (begun_[i]) --files_in_flight_;
     if (s == Status::Failed) ++files_failed_;
     if (s == Status::Ok) megapixels_done_ += static_cast<double>(results_[i].width) * results_[i].height / 1e6;
     bytes_done_ += results_[i].input_bytes;
@@ -376,6 +392,7 @@ class BatchRun {
     if (!opt_.progress) return;
     BatchProgress p;
     p.files_done = files_done_;
+    p.files_in_flight = files_in_flight_;
     p.files_total = static_cast<int>(plan_.items.size());
     p.files_failed = files_failed_;
     p.megapixels_done = megapixels_done_;
@@ -414,6 +431,7 @@ class BatchRun {
   const std::string out_root_;
   std::vector<FileResult> results_;
   std::vector<char> finished_;
+  std::vector<char> begun_;  // decoding started: the file counts as in flight until it finishes
 
   std::atomic<int> next_{0};
   std::atomic<bool> decoders_done_{false};
@@ -425,7 +443,7 @@ class BatchRun {
   bool split_running_ = false;
 
   std::mutex progress_mutex_;
-  int files_done_ = 0, files_failed_ = 0;
+  int files_done_ = 0, files_failed_ = 0, files_in_flight_ = 0;
   double megapixels_done_ = 0;
   std::size_t bytes_done_ = 0, bytes_total_ = 0;
   std::vector<int> current_;

@@ -1,0 +1,103 @@
+// The batch dialog: input and output folders, the filter chain (one spec per line, taken from the
+// panel), border, output format and quality, devices; one overall progress bar plus the files in
+// flight; cancel; the failed files with their reasons. It runs core's run_batch — the same job as
+// `tilefilter batch` — off the GUI thread.
+#pragma once
+#include <QDialog>
+#include <QFutureWatcher>
+#include <QThreadPool>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
+#include "tilefilter/batch.hpp"
+
+class QLineEdit;
+class QCheckBox;
+class QPlainTextEdit;
+class QComboBox;
+class QSpinBox;
+class QProgressBar;
+class QLabel;
+class QTreeWidget;
+class QPushButton;
+
+namespace tf::gui {
+
+class DeviceChoice;
+class MessageBar;
+
+class BatchDialog : public QDialog {
+  Q_OBJECT
+ public:
+  explicit BatchDialog(bool use_settings, QWidget* parent = nullptr);
+  ~BatchDialog() override;
+
+  void set_chain(const ChainSettings& chain);
+  void set_devices(const QString& spec);
+  void set_folders(const QString& input, const QString& output);
+  void suggest_input(const QString& dir);  // only when no input folder is set yet
+  void set_format(const QString& format, int quality);
+
+  // Builds the options from the widgets (throws tf::Error for an unusable chain or folder).
+  BatchOptions options() const;
+  void start();
+  void cancel();
+  bool running() const { return watcher_.isRunning(); }
+
+  QStringList failed_files() const;  // "name: reason" per failed or skipped file
+  QString summary_text() const;
+  QString status_text() const;    // the line under the progress bar
+  QString progress_text() const;  // what the progress bar shows, "0 of 16 files"
+  QString error_text() const;
+  int progress_value() const;
+  int progress_maximum() const;
+
+ signals:
+  void job_finished(const tf::gui::JobView& job);
+  void batch_finished(bool completed);  // false: the job could not run (error shown)
+
+ protected:
+  void closeEvent(QCloseEvent*) override;
+
+ private:
+  struct Outcome {
+    BatchReport report;
+    QString error;
+  };
+  void show_plan();  // before Start: how many files the folder holds
+  void show_progress();
+  void finished();
+  void set_running(bool running);
+
+  bool use_settings_;
+  QLineEdit* input_ = nullptr;
+  QLineEdit* output_ = nullptr;
+  QCheckBox* recursive_ = nullptr;
+  QPlainTextEdit* chain_ = nullptr;
+  QComboBox* border_ = nullptr;
+  QComboBox* format_ = nullptr;
+  QSpinBox* quality_ = nullptr;
+  DeviceChoice* devices_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* current_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QTreeWidget* failed_ = nullptr;
+  MessageBar* messages_ = nullptr;
+  QPushButton* start_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+
+  std::shared_ptr<std::atomic<bool>> cancel_flag_;
+  struct Shared {  // progress handed from the batch's threads to the GUI thread
+    std::mutex mutex;
+    BatchProgress latest;
+    bool posted = false;
+  };
+  std::shared_ptr<Shared> shared_;
+  QThreadPool pool_;  // its own thread: the batch lowers that thread's priority
+  QFutureWatcher<Outcome> watcher_;
+};
+
+}  // namespace tf::gui

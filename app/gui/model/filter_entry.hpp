@@ -1,0 +1,13 @@
+// How the GUI names a filter of the chain. The entry itself, its spec and its JSON are core's
+// (tilefilter/preset.hpp), shared with the CLI's --preset.
+#pragma once
+#include <QString>
+
+#include "tilefilter/preset.hpp"
+
+namespace tf::gui {
+
+// "gaussian  ·  sigma 2.5" — what the chain list shows.
+QString entry_label(const FilterEntry& entry);
+
+}  // namespace tf::gui

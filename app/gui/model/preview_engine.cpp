@@ -1,0 +1,193 @@
+#include "preview_engine.hpp"
+
+#include <QMetaObject>
+#include <QPointer>
+#include <chrono>
+#include <cstring>
+
+#include "image_convert.hpp"
+#include "platform/background_priority.hpp"
+#include "platform/device_hub.hpp"
+#include "platform/release_later.hpp"
+#include "tilefilter/error.hpp"
+
+namespace tf::gui {
+
+struct PreviewEngine::Job {
+  quint64 generation = 0;
+  std::atomic<bool> cancel{false};
+  PreviewSource source;
+  ChainSettings chain;
+  std::string devices;
+  PreviewView view;
+  std::chrono::steady_clock::time_point requested;
+};
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A copy of `r` of `src` as an image of its own (the filter then treats r's edges as image edges,
+// which is why the plan grows regions by the halo first).
+Image crop(const Image& src, const Rect& r) {
+  Image out(r.width, r.height, src.format());
+  const ImageView in = src.view().sub(r);
+  for (int y = 0; y < r.height; ++y) std::memcpy(out.view().row(y), in.row(y), in.row_bytes());
+  return out;
+}
+
+QString chain_text(const std::vector<std::string>& specs) {
+  QStringList parts;
+  for (const auto& s : specs) parts << QString::fromStdString(s);
+  return parts.join(QStringLiteral(" → "));
+}
+
+}  // namespace
+
+PreviewEngine::PreviewEngine(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<tf::gui::PreviewResult>();
+  pool_.setMaxThreadCount(1);  // jobs run one after another; a newer one cancels the older
+  pool_.setExpiryTimeout(-1);
+}
+
+PreviewEngine::~PreviewEngine() {
+  cancel();
+  pool_.waitForDone();
+}
+
+void PreviewEngine::set_source(PreviewSource source) {
+  cancel();
+  source_ = std::move(source);
+}
+
+void PreviewEngine::cancel() {
+  if (current_) current_->cancel = true;
+  current_.reset();
+}
+
+QImage PreviewEngine::paint_ready(const Image& image) {
+  const QImage shown = to_display_image(image);
+  return shown.convertToFormat(image.format().channels == 4 ? QImage::Format_ARGB32_Premultiplied
+                                                            : QImage::Format_RGB32);
+}
+
+quint64 PreviewEngine::request(const ChainSettings& chain, const QString& devices, const PreviewView& view) {
+  cancel();
+  auto job = std::make_shared<Job>();
+  job->generation = ++generation_;
+  job->source = source_;
+  job->chain = chain;
+  job->devices = devices.toStdString();
+  job->view = view;
+  job->view.pyramid_levels = source_.pyramid ? source_.pyramid->levels() : 1;
+  job->requested = std::chrono::steady_clock::now();
+  current_ = job;
+  ++running_;
+  pool_.start([this, job] {
+    lower_thread_priority();
+    run(job);
+    QMetaObject::invokeMethod(
+        this,
+        [this, g = job->generation] {
+          --running_;
+          emit finished(g);
+        },
+        Qt::QueuedConnection);
+  });
+  return job->generation;
+}
+
+void PreviewEngine::deliver(const std::shared_ptr<Job>& job, PreviewResult result) {
+  QMetaObject::invokeMethod(
+      this,
+      [this, job, result = std::move(result)]() mutable {
+        if (job->cancel || job != current_) {  // a newer request superseded it
+          release_later(std::move(result));
+          return;
+        }
+        result.latency_ms = ms_since(job->requested);
+        emit result_ready(result);
+      },
+      Qt::QueuedConnection);
+}
+
+void PreviewEngine::run(const std::shared_ptr<Job>& job) {
+  if (job->cancel) return;
+  const Image& base = job->source.image;
+  auto fail = [&](const QString& message) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, job, message] {
+          if (job == current_) emit failed(job->generation, message);
+        },
+        Qt::QueuedConnection);
+  };
+  if (base.empty() || job->chain.filters.empty()) return;
+  try {
+    // Specs (and kernel files) are made here, off the GUI thread, from the chain as it was requested.
+    const std::vector<std::string> specs = to_specs(job->chain.filters);
+    const Chain full_chain = parse_chain(specs);
+    const QString text = chain_text(specs);
+    std::unique_lock devices_lock(DeviceHub::instance().job_mutex());
+    if (job->cancel) return;
+    const DeviceSelection selection = DeviceHub::instance().select(job->devices);
+    JobOptions options;
+    options.border = job->chain.border;
+    options.cancel = &job->cancel;
+    for (const PreviewStep& step : plan_preview(job->view)) {
+      if (job->cancel) return;
+      PreviewResult result;
+      result.generation = job->generation;
+      result.pass = step.pass;
+      result.level = step.level;
+      result.chain_text = text;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (step.pass == PreviewPass::Full) {
+        JobOptions full = options;
+        auto last_percent = std::make_shared<std::atomic<int>>(-1);  // progress comes from every worker
+        full.progress = [this, job, last_percent](int done, int total) {
+          const int percent = total ? done * 100 / total : 0;
+          if (last_percent->exchange(percent) == percent) return;
+          QMetaObject::invokeMethod(
+              this,
+              [this, job, done, total] {
+                if (job == current_) emit progress(job->generation, done, total);
+              },
+              Qt::QueuedConnection);
+        };
+        auto report = std::make_shared<JobReport>();
+        result.pixels = Image(base.width(), base.height(), base.format(), DeviceHub::host_allocator());
+        *report = run_filter(base.view(), result.pixels.view(), full_chain, selection.devices, full);
+        result.job_ms = ms_since(t0);
+        result.report = std::move(report);
+        result.shown = QRect(0, 0, base.width(), base.height());
+        result.display = make_shown(paint_ready(result.pixels));
+      } else {
+        const int level = step.level;
+        const Image& src = level == 0 ? base : job->source.pyramid->level(level);
+        const Chain chain =
+            level == 0 ? full_chain : parse_chain(to_specs(scaled_for_proxy(job->chain.filters, 1 << level)));
+        const Rect region = grow_clipped(step.visible, chain_halo(chain), src.width(), src.height());
+        const Image input = crop(src, region);
+        const Image filtered = filter_image(input, chain, selection.devices, options);
+        const Rect keep{step.visible.x - region.x, step.visible.y - region.y, step.visible.width, step.visible.height};
+        result.job_ms = ms_since(t0);
+        result.display = ShownImage(paint_ready(crop(filtered, keep)));
+        const int f = 1 << level;
+        // Unclipped: the last proxy pixel may reach past the image; the view clips when painting.
+        result.shown = QRect(step.visible.x * f, step.visible.y * f, step.visible.width * f, step.visible.height * f);
+      }
+      deliver(job, std::move(result));
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Cancelled) fail(QString::fromUtf8(e.what()));
+  } catch (const std::bad_alloc&) {
+    fail(tr("Out of memory while filtering the preview; try a smaller image or fewer filters."));
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+  }
+}
+
+}  // namespace tf::gui

@@ -1,0 +1,75 @@
+#include "device_panel.hpp"
+
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "device_card.hpp"
+#include "platform/device_hub.hpp"
+
+namespace tf::gui {
+
+namespace {
+QString gpu_details(const DeviceInfo& i) {
+  QStringList parts;
+  if (i.multiprocessors > 0) parts << QObject::tr("%1 SMs").arg(i.multiprocessors);
+  if (!i.link.empty()) parts << QString::fromStdString(i.link);
+  return parts.join(QStringLiteral(" · "));
+}
+}  // namespace
+
+DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
+  setObjectName("devicePanel");
+  setMinimumWidth(330);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // cards follow the dock's width
+  auto* content = new QWidget(scroll);
+  auto* layout = new QVBoxLayout(content);
+  layout->setContentsMargins(8, 8, 8, 8);
+  layout->setSpacing(8);
+  job_title_ = new QLabel(tr("No job yet"), content);
+  job_title_->setObjectName("panelJobTitle");
+  job_title_->setWordWrap(true);
+  layout->addWidget(job_title_);
+
+  auto& hub = DeviceHub::instance();
+  for (const auto& g : hub.gpus()) {
+    const DeviceInfo& i = g->info();
+    auto* card =
+        new DeviceCard(QString::fromStdString(i.id), QString::fromStdString(i.name), gpu_details(i), false, content);
+    cards_.push_back(card);
+    layout->addWidget(card);
+  }
+  const QString cpu_details = hub.gpus().empty()
+                                  ? tr("%1 hardware threads · no GPU").arg(hub.cpu_cores())
+                                  : tr("%1 hardware threads · decode, encode, fallback tiles").arg(hub.cpu_cores());
+  auto* cpu = new DeviceCard(QStringLiteral("cpu"), tr("CPU workers"), cpu_details, true, content);
+  if (hub.gpus().empty()) cpu->setToolTip(tr("No GPU: %1").arg(hub.gpu_message()));
+  cards_.push_back(cpu);
+  layout->addWidget(cpu);
+  layout->addStretch(1);
+  scroll->setWidget(content);
+  outer->addWidget(scroll);
+}
+
+DeviceCard* DevicePanel::card(const QString& id) const {
+  for (auto* c : cards_)
+    if (c->id() == id) return c;
+  return nullptr;
+}
+
+void DevicePanel::show_job(const JobView& job) {
+  job_title_->setText(job.title);
+  for (auto* c : cards_) c->show_job(job);
+}
+
+void DevicePanel::add_samples(const QVector<UtilizationSample>& samples) {
+  for (const auto& s : samples)
+    if (auto* c = card(s.id)) c->add_sample(s);
+}
+
+}  // namespace tf::gui

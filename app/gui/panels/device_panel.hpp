@@ -1,0 +1,33 @@
+// The device panel (right dock): a card per GPU the backend found plus one for the CPU, with live
+// utilization from the sampler and the last job's split from its telemetry.
+#pragma once
+#include <QWidget>
+#include <vector>
+
+#include "model/job_view.hpp"
+#include "platform/utilization_sampler.hpp"
+
+class QLabel;
+class QVBoxLayout;
+
+namespace tf::gui {
+
+class DeviceCard;
+
+class DevicePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DevicePanel(QWidget* parent = nullptr);
+  void show_job(const JobView& job);
+  const std::vector<DeviceCard*>& cards() const { return cards_; }
+  DeviceCard* card(const QString& id) const;
+
+ public slots:
+  void add_samples(const QVector<tf::gui::UtilizationSample>& samples);
+
+ private:
+  std::vector<DeviceCard*> cards_;
+  QLabel* job_title_ = nullptr;
+};
+
+}  // namespace tf::gui

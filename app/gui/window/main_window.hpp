@@ -1,0 +1,150 @@
+// The main window: the image view in the middle, the filter panel (left), the device panel (right)
+// and the timeline (bottom) as docks, an in-window message bar, menus and a toolbar. Files are
+// decoded and encoded off the GUI thread; filters run through the preview engine; Apply is undoable.
+#pragma once
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <QPointer>
+#include <memory>
+#include <optional>
+
+#include "model/document.hpp"
+#include "model/filter_entry.hpp"
+#include "model/preview_engine.hpp"
+
+class QLabel;
+class QProgressBar;
+class QTimer;
+class QActionGroup;
+
+namespace tf::gui {
+
+class BatchDialog;
+class DevicePanel;
+class FilterPanel;
+class ImageView;
+class MessageBar;
+class RecentFiles;
+class SpeedupDialog;
+class TimelineView;
+class UtilizationSampler;
+
+struct MainWindowOptions {
+  bool use_settings = true;   // restore/save window state, folders, recent files
+  bool confirm_close = true;  // ask before closing an image with unsaved changes
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(MainWindowOptions options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void open_file(const QString& path);                       // decodes off the GUI thread
+  void open_image(const Image& image, const QString& name);  // an image made in memory
+  void set_chain(const ChainSettings& chain);
+  void set_devices(const QString& spec);
+  void apply();
+  void save_to(const QString& path, int quality);  // encodes off the GUI thread
+  BatchDialog* show_batch_dialog();
+  SpeedupDialog* show_speedup_dialog();
+
+  ImageDocument* document() { return &document_; }
+  FilterPanel* filter_panel() const { return panel_; }
+  ImageView* image_view() const { return view_; }
+  DevicePanel* device_panel() const { return devices_; }
+  TimelineView* timeline() const { return timeline_; }
+  MessageBar* message_bar() const { return messages_; }
+  PreviewEngine* preview_engine() const { return engine_; }
+  bool loading() const { return load_watcher_.isRunning(); }
+  bool idle() const;  // nothing loading, previewing, applying or saving
+  // The last full-resolution preview, when it belongs to the chain and image shown now.
+  const PreviewResult* current_full_result() const;
+
+ signals:
+  void image_loaded(const QString& name);
+  void load_failed(const QString& message);
+  void preview_shown(tf::gui::PreviewPass pass, double latency_ms);
+  void applied();
+  void saved(const QString& path);
+  void became_idle();
+
+ protected:
+  void closeEvent(QCloseEvent*) override;
+  void dragEnterEvent(QDragEnterEvent*) override;
+  void dropEvent(QDropEvent*) override;
+
+ private:
+  // main_window.cpp: layout, preview, state
+  void build_docks();
+  void build_status_bar();
+  void request_preview();
+  void on_result(const PreviewResult& result);
+  void on_document_changed();
+  void update_title();
+  void show_error(const QString& message);
+  void show_info(const QString& message);
+  void show_pixel(QPoint pos, bool inside);
+  void restore_settings();
+  void save_settings();
+  void finish_apply(const PreviewResult& full);
+  void check_idle();
+  // main_window_actions.cpp: menus, toolbar, file and preset actions
+  void build_actions();
+  void open_dialog();
+  void save();
+  void save_as();
+  void load_preset_dialog();
+  void save_preset_dialog();
+  void load_preset(const QString& path);
+  void populate_samples(QMenu* menu);
+  bool confirm_discard();
+
+  MainWindowOptions options_;
+  ImageDocument document_;
+  PreviewEngine* engine_ = nullptr;
+  ImageView* view_ = nullptr;
+  FilterPanel* panel_ = nullptr;
+  DevicePanel* devices_ = nullptr;
+  TimelineView* timeline_ = nullptr;
+  MessageBar* messages_ = nullptr;
+  UtilizationSampler* sampler_ = nullptr;
+  RecentFiles* recent_ = nullptr;
+  QPointer<BatchDialog> batch_;
+  QPointer<SpeedupDialog> speedup_;
+
+  QLabel* pixel_label_ = nullptr;
+  QLabel* zoom_label_ = nullptr;
+  QLabel* timing_label_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QTimer* view_timer_ = nullptr;  // re-plans an unfinished preview after zooming or panning
+  QAction* undo_action_ = nullptr;
+  QAction* redo_action_ = nullptr;
+  QActionGroup* compare_group_ = nullptr;
+
+  struct Loaded {
+    QString path, name;
+    DocumentState state;
+    QString error;
+  };
+  QFutureWatcher<Loaded> load_watcher_;
+  QFutureWatcher<QString> save_watcher_;  // the error, empty on success
+  struct Applied {
+    DocumentState state;
+    QString error;
+  };
+  QFutureWatcher<Applied> apply_watcher_;
+  QString saving_path_;
+
+  std::optional<PreviewResult> full_;  // last full result of the current request
+  quint64 requested_ = 0;              // generation of the latest preview request
+  bool preview_pending_ = false;       // requested and its full pass not shown yet
+  bool apply_pending_ = false;         // Apply waits for the full pass
+  double first_latency_ms_ = -1;       // of the current request's first pass shown
+  int save_quality_ = 92;
+  ChainSettings apply_chain_;
+  QString apply_text_;             // the applied chain's specs, for the undo entry
+  ChainSettings requested_chain_;  // what the latest request filters
+};
+
+}  // namespace tf::gui
