@@ -393,8 +393,10 @@ RankOutcome run_ranks(const BatchOptions& options, const MpiSession& mpi) {
   RankOutcome outcome;
   outcome.root = rank == 0;
   if (rank != 0) {
+    BatchOptions quiet = options;
+    quiet.progress = nullptr;  // rank 0 alone shows progress
     RemoteSource source(rank);
-    BatchReport mine = run_batch(options, std::move(plan), &source);
+    BatchReport mine = run_batch(quiet, std::move(plan), &source);
     source.leave();
     const std::string report = report_to_wire(mine, rank, host);
     check(MPI_Send(report.data(), static_cast<int>(report.size()), MPI_CHAR, 0, kTagReport, MPI_COMM_WORLD),
