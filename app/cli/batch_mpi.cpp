@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kTagRequest = 1;  // rank -> 0: an int, kAsk or kLeaving
 constexpr int kTagReply = 2;    // 0 -> rank: a plan index, or -1 when none is left
-constexpr int kTagReport = 3;   // rank -> 0: the rank's results (JSON text)
+constexpr int kTagReport = 3;   // rank -> 0: the rank's results (wire bytes, below)
 constexpr int kAsk = 0, kLeaving = 1;
 
 bool debug_log() {
