@@ -1,9 +1,8 @@
 // `mpirun -n N tilefilter batch` on one host (OpenMPI, --oversubscribe): 2 and 3 ranks give the
-// bytes of a single-process batch and one complete merged report; a rank killed with SIGKILL in the
-// middle leaves only complete outputs, and `--resume` under mpirun finishes the folder. The merge
-// of per-rank reports is tested without MPI. The mpirun tests skip where MPI was not built or
-// mpirun is missing.
-#include <dirent.h>
+// bytes of a single-process batch and one complete merged report, which a single process then
+// resumes as its own; a rank killed with SIGKILL in the middle leaves only complete outputs, and
+// `--resume` under mpirun finishes the folder. The merge of per-rank reports is tested without
+// MPI. The mpirun tests skip where MPI was not built or mpirun is missing.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +166,14 @@ TEST_F(BatchMpi, TwoAndThreeRanksMatchOneProcess) {
     EXPECT_NE(text.find("ranks:"), std::string::npos) << text;
     EXPECT_EQ(text.find("batch: "), text.rfind("batch: ")) << text;
   }
+  // A single process resumes what the ranks did: same job record, nothing left to do.
+  const std::string resume_report = *dir_ / "single-resume.json", log = *dir_ / "single-resume.log";
+  std::vector<std::string> args = batch_args(in(), *dir_ / "out3");
+  args.insert(args.end(), {"--resume", "--report", resume_report});
+  ASSERT_EQ(wait_cli(spawn_cli(args, log)), 0) << read_text(log);
+  const json report = json::parse(read_text(resume_report));
+  EXPECT_EQ(report.at("counts").at("resumed").get<int>(), kFiles);
+  EXPECT_FALSE(report.contains("ranks"));
 }
 
 TEST_F(BatchMpi, KilledRankLosesOnlyItsFilesInFlightAndResumeFinishes) {
