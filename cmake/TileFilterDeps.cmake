@@ -154,8 +154,9 @@ endif()
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
 
 # MPI (OpenMPI from Debian: libopenmpi-dev, openmpi-bin) for `mpirun -n N tilefilter batch`; only
-# the CLI links it (app/cli/batch_mpi.cpp). The sanitizer presets leave it out: OpenMPI's own
-# threads and allocations are not instrumented and would drown the reports.
+# the CLI links it (app/cli/batch_mpi.cpp). The sanitizer and fuzz presets leave it out (OpenMPI's
+# own threads and allocations are not instrumented and would drown the reports), and so does
+# gpu-bundle (the GPU machines have no MPI to run it with, and the bundle stays free of libmpi).
 set(TF_HAVE_MPI OFF)
 if(TF_WITH_MPI)
   find_package(MPI QUIET COMPONENTS C)
