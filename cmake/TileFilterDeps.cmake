@@ -152,3 +152,16 @@ endif()
 # Deterministic arithmetic (docs/design.md, contract 2): no implicit contraction of a*b+c anywhere;
 # every fused multiply-add is written out.
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
+
+# MPI (OpenMPI from Debian: libopenmpi-dev, openmpi-bin) for `mpirun -n N tilefilter batch`; only
+# the CLI links it (app/cli/batch_mpi.cpp). The sanitizer and fuzz presets leave it out (OpenMPI's
+# own threads and allocations are not instrumented and would drown the reports), and so does
+# gpu-bundle (the GPU machines have no MPI to run it with, and the bundle stays free of libmpi).
+set(TF_HAVE_MPI OFF)
+if(TF_WITH_MPI)
+  find_package(MPI QUIET COMPONENTS C)
+  if(MPI_C_FOUND)
+    set(TF_HAVE_MPI ON)
+    find_program(TF_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+  endif()
+endif()

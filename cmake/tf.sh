@@ -16,7 +16,8 @@ packages=(build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
-  clang libclang-rt-14-dev clang-format python3 dpkg-dev file)
+  clang libclang-rt-14-dev clang-format python3 dpkg-dev file
+  libopenmpi-dev openmpi-bin)
 
 install_deps() {
   local missing=()

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "batch_mpi.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "tilefilter/batch.hpp"
@@ -146,11 +147,21 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     fmt::print("  {:.1f} Mpix in {}: {:.1f} Mpix/s, {:.2f} images/s{}\n", r.megapixels, seconds(r.wall_s),
                r.megapixels / r.wall_s, ok / r.wall_s,
                a.job.filters.empty() ? " (no filter: decode and encode only)" : "");
+  if (!r.ranks.empty()) {
+    fmt::print("ranks:\n");
+    for (const auto& k : r.ranks) {
+      std::string done = fmt::format("{} ok", k.files_ok);
+      if (k.files_failed) done += fmt::format(", {} failed", k.files_failed);
+      if (k.files_resumed) done += fmt::format(", {} already done", k.files_resumed);
+      if (k.files_cancelled) done += fmt::format(", {} not done", k.files_cancelled);
+      fmt::print("  r{:<3} {:<16} {}, {:.1f} Mpix in {}, {} decode + {} encode threads\n", k.rank, k.host, done,
+                 k.megapixels, seconds(k.wall_s), k.decode_threads, k.encode_threads);
+    }
+  }
   if (!a.job.filters.empty()) {
     fmt::print("devices:\n");
     for (const auto& d : r.devices) {
-      const bool fallback = d.device == static_cast<int>(r.devices.size()) - 1;
-      if (fallback && d.tiles == 0) continue;
+      if (d.name.ends_with("cpu-fallback") && d.tiles == 0) continue;
       const int images = r.images_per_device[d.device];
       std::string split = d.upload_s + d.download_s + d.kernel_s > 0
                               ? fmt::format("upload {}, kernel {}, download {}", seconds(d.upload_s),
@@ -218,6 +229,15 @@ void run(const BatchArgs& a) {
   o.cancel = &g_cancel;
   o.abort = &g_abort;
 
+  // Under mpirun/srun the batch is shared by the ranks (batch_mpi.cpp); rank 0 shows its own
+  // progress and prints the merged summary and report, the others stay silent.
+  const bool shared = launcher_ranks() > 1;
+#ifndef TF_HAVE_MPI
+  if (shared)
+    throw Error(ErrorKind::InvalidArgument,
+                "started by an MPI launcher, but this tilefilter was built without MPI (libopenmpi-dev); every rank "
+                "would do the whole folder");
+#endif
   Progress bar("batch");
   o.progress = [&bar](const BatchProgress& p) {
     const double fraction = p.bytes_total   ? static_cast<double>(p.bytes_done) / p.bytes_total
@@ -228,7 +248,19 @@ void run(const BatchArgs& a) {
 
   // Handled until the command returns, so a late signal never cuts the report or the summary short.
   SignalGuard guard;
-  const BatchReport report = run_batch(o);
+  BatchReport report;
+  if (shared) {
+#ifdef TF_HAVE_MPI
+    RankOutcome outcome = run_batch_mpi(o);
+    if (!outcome.root) {
+      command_exit_code() = outcome.exit_code;
+      return;
+    }
+    report = std::move(outcome.report);
+#endif
+  } else {
+    report = run_batch(o);
+  }
   bar.finish();
   if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet)
     fmt::print(stderr, "note: {}\n", report.device_note);

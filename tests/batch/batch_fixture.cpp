@@ -117,8 +117,13 @@ std::vector<std::string> files_under(const std::string& dir) {
 
 pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log,
                 const std::vector<std::string>& extra_env) {
-  std::vector<std::string> argv_s{TF_CLI_PATH};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> argv{TF_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_program(argv, log, extra_env);
+}
+
+pid_t spawn_program(std::vector<std::string> argv_s, const std::string& log,
+                    const std::vector<std::string>& extra_env) {
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);

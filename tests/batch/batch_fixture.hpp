@@ -36,6 +36,9 @@ std::vector<std::string> files_under(const std::string& dir);
 pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log,
                 const std::vector<std::string>& extra_env = {});
 int wait_cli(pid_t pid, struct rusage* usage = nullptr);
+// Any program (argv[0] a path, not searched in PATH), as spawn_cli.
+pid_t spawn_program(std::vector<std::string> argv, const std::string& log,
+                    const std::vector<std::string>& extra_env = {});
 std::string read_text(const std::string& path);
 
 // Shell-quoted arguments for run_cli.

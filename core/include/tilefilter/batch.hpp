@@ -64,8 +64,20 @@ struct FileResult {
   std::string device;                         // "cpu0", or "gpu0+gpu1" when the image was split
   int tiles = 0;
   int retried_tiles = 0;  // tile attempts that failed on a device and were retried
+  int rank = -1;          // the MPI rank that did the file (set only for a batch spread over ranks)
 };
 const char* to_string(FileResult::Status s);  // "ok", "failed", "resumed", "cancelled"
+
+struct BatchRankSummary {
+  int rank = 0;
+  std::string host;
+  double wall_s = 0;  // from the rank's start to its last file
+  int files_ok = 0, files_failed = 0, files_resumed = 0, files_cancelled = 0;
+  double megapixels = 0;
+  int decode_threads = 0, encode_threads = 0;
+  std::string device_note;
+  std::vector<std::string> devices;  // ids as in the merged report ("r1:gpu0")
+};
 
 struct BatchReport {
   std::string input_dir, output_dir;
@@ -84,6 +96,9 @@ struct BatchReport {
   int decode_threads = 0, encode_threads = 0;
   std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held
   bool cancelled = false;
+  // A batch spread over MPI ranks: one entry per rank (the merged report's devices are named
+  // "rN:cpu0"); empty for a single process.
+  std::vector<BatchRankSummary> ranks;
   int failed() const;
   int count(FileResult::Status s) const;
   int exit_code() const;  // 0 all ok, 3 some failed or cancelled, 1 nothing could be done
@@ -109,5 +124,30 @@ BatchPlan plan_batch(const BatchOptions& options);
 // bad filter); problems with single files end up in the report.
 BatchReport run_batch(const BatchOptions& options);
 std::string batch_report_json(const BatchReport& report);
+
+// ---- One batch over several processes (MPI ranks; app/cli/batch_mpi.cpp) ----
+// run_batch(options) is prepare_batch, then run_batch(options, plan, nullptr). Spread over
+// processes, only one prepares (walks IN_DIR, cleans OUT_DIR's stale temporaries, checks and writes
+// the job record); every process runs the same plan, taking its files from a shared source.
+
+// Where a process takes its next file from: a plan index, or -1 when none is left for it. Called
+// from every decode thread at once. Without a source, a process takes every file of the plan.
+class BatchWorkSource {
+ public:
+  virtual ~BatchWorkSource() = default;
+  virtual int next() = 0;
+  virtual int rank() const = 0;  // written to the FileResult of every file this process takes
+};
+
+// Validates the job (filters, quality), walks IN_DIR and readies OUT_DIR; throws tf::Error as run_batch.
+BatchPlan prepare_batch(const BatchOptions& options);
+// Runs `plan` (as prepared by prepare_batch, possibly in another process). With a source, files
+// the source never handed out are reported Cancelled with rank -1 (another process did them).
+BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source);
+// One report from the reports of every rank of one plan (index = rank): each file's result from
+// the rank that did it, codec totals summed, the devices of every rank named "rN:ID", and a summary
+// per rank. `wall_s` is the whole job's time.
+BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::vector<std::string>& hosts,
+                                double wall_s);
 
 }  // namespace tf

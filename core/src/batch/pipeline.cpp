@@ -51,8 +51,9 @@ struct Work {
 class BatchRun {
  public:
   BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::vector<DevicePtr> devices, std::size_t budget,
-           const PixelAllocator& base)
+           const PixelAllocator& base, BatchWorkSource* source)
       : opt_(opt),
+        source_(source),
         plan_(std::move(plan)),
         chain_(std::move(chain)),
         devices_(std::move(devices)),
@@ -149,8 +150,9 @@ class BatchRun {
   void decode_loop(int lane) {
     const int n = static_cast<int>(plan_.items.size());
     while (!stopping()) {
-      const int i = next_++;
-      if (i >= n) break;
+      const int i = source_ ? source_->next() : next_++;
+      if (i < 0 || i >= n) break;
+      if (source_) results_[i].rank = source_->rank();
       decode_one(i, lane);
     }
   }
@@ -421,6 +423,7 @@ class BatchRun {
   }
 
   const BatchOptions& opt_;
+  BatchWorkSource* const source_;  // null: every file of the plan
   BatchPlan plan_;
   const Chain chain_;
   const std::vector<DevicePtr> devices_;
@@ -457,24 +460,11 @@ class BatchRun {
 
 }  // namespace
 
-BatchReport run_batch(const BatchOptions& options) {
-  const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
+BatchPlan prepare_batch(const BatchOptions& options) {
+  if (!options.filters.empty()) (void)parse_chain(options.filters);  // a bad filter fails the job before the walk
   if (options.quality < 1 || options.quality > 100)
     throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
   BatchPlan plan = plan_batch(options);
-
-  std::vector<DevicePtr> devices = options.device_list;
-  std::string device_note;
-  if (devices.empty()) {
-    DeviceSelection sel = select_devices(options.devices, options.device_memory);
-    devices = std::move(sel.devices);
-    device_note = std::move(sel.note);
-  }
-  const bool any_gpu = std::any_of(devices.begin(), devices.end(),
-                                   [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
-  // Pinned memory only pays when pixels go to a GPU.
-  const PixelAllocator& base =
-      any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
@@ -491,15 +481,45 @@ BatchReport run_batch(const BatchOptions& options) {
     if (!note.empty() && any_done) plan.notes.push_back(std::move(note));
   }
   batch::write_job_record(options);
+  return plan;
+}
+
+namespace {
+
+DeviceSelection batch_devices(const BatchOptions& options) {
+  if (!options.device_list.empty()) return {options.device_list, {}};
+  return select_devices(options.devices, options.device_memory);
+}
+
+BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source, DeviceSelection selection) {
+  const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
+  const std::vector<DevicePtr>& devices = selection.devices;
+  const bool any_gpu = std::any_of(devices.begin(), devices.end(),
+                                   [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  // Pinned memory only pays when pixels go to a GPU.
+  const PixelAllocator& base =
+      any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
-  BatchRun run(options, std::move(plan), chain, devices, budget, base);
+  BatchRun run(options, std::move(plan), chain, devices, budget, base, source);
   BatchReport report = run.run();
   report.input_dir = options.input_dir;
   report.output_dir = options.output_dir;
   report.filters = options.filters;
-  report.device_note = device_note;
+  report.device_note = std::move(selection.note);
   return report;
+}
+
+}  // namespace
+
+BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source) {
+  return run_on(options, std::move(plan), source, batch_devices(options));
+}
+
+BatchReport run_batch(const BatchOptions& options) {
+  if (!options.filters.empty()) (void)parse_chain(options.filters);
+  DeviceSelection selection = batch_devices(options);  // a bad --devices fails before OUT_DIR is touched
+  return run_on(options, prepare_batch(options), nullptr, std::move(selection));
 }
 
 }  // namespace tf

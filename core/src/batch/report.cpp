@@ -64,11 +64,12 @@ std::string batch_report_json(const BatchReport& r) {
               {"tiles", f.tiles},
               {"retried_tiles", f.retried_tiles}};
     if (!f.reason.empty()) j["reason"] = f.reason;
+    if (!r.ranks.empty()) j["rank"] = f.rank;
     files.push_back(std::move(j));
   }
   json devices = json::array();
   for (const auto& d : r.devices) {
-    const bool fallback = d.device == static_cast<int>(r.devices.size()) - 1;
+    const bool fallback = d.name.ends_with("cpu-fallback");  // "cpu-fallback", or "r1:cpu-fallback" (MPI)
     const int images =
         d.device >= 0 && d.device < static_cast<int>(r.images_per_device.size()) ? r.images_per_device[d.device] : 0;
     if (fallback && d.tiles == 0) continue;  // the CPU fallback only appears when it was needed
@@ -120,6 +121,23 @@ std::string batch_report_json(const BatchReport& r) {
       {"files", std::move(files)},
       {"skipped", r.skipped},
   };
+  if (!r.ranks.empty()) {
+    json ranks = json::array();
+    for (const auto& k : r.ranks)
+      ranks.push_back({{"rank", k.rank},
+                       {"host", k.host},
+                       {"wall_s", k.wall_s},
+                       {"ok", k.files_ok},
+                       {"failed", k.files_failed},
+                       {"resumed", k.files_resumed},
+                       {"cancelled", k.files_cancelled},
+                       {"megapixels", k.megapixels},
+                       {"decode_threads", k.decode_threads},
+                       {"encode_threads", k.encode_threads},
+                       {"device_note", k.device_note},
+                       {"devices", k.devices}});
+    out["ranks"] = std::move(ranks);
+  }
   return out.dump(2) + "\n";
 }
 
