@@ -311,9 +311,10 @@ std::uint64_t signed_magnitude(const std::uint8_t* data, std::size_t bytes) {
 // (Z_SYNC_FLUSH; Z_FINISH for the last). The caller writes the chunks in order as IDAT chunks: the
 // first one opens the zlib stream with its header, the last closes it with the Adler-32 of the
 // whole, combined from the chunks' own. Chunk boundaries depend on the image alone, so the file is
-// the same whatever the thread count. Rows gather in a batch of 2 chunks a worker; a full batch
-// goes to the workers while the caller fills the other (as the TIFF writer does): two batches and
-// their compressed chunks are in memory.
+// the same whatever the thread count. A full chunk goes to the workers at once; a ring of 3 chunks
+// a worker bounds the memory: the caller writes the oldest (helping with it when no worker has
+// started it) before it fills its slot again. No batch barrier: on a busy machine one preempted
+// worker would otherwise stall the others at every batch.
 class PngWriter final : public ImageWriter {
  public:
   PngWriter(const std::string& path, int width, int height, Format format, const Metadata& metadata,
@@ -337,8 +338,7 @@ class PngWriter final : public ImageWriter {
     chunk_rows_ = std::min(chunk_rows_, height);
     threads_ = options.threads > 0 ? options.threads : default_threads();
     const int chunks = (height + chunk_rows_ - 1) / chunk_rows_;
-    batch_chunks_ = std::min(2 * threads_, chunks);
-    for (auto& b : batches_) b.chunks.resize(batch_chunks_);
+    ring_.resize(std::min(3 * (threads_ + 1), chunks));
     zeros_.assign(row_bytes_, 0);
     scratch_.resize(threads_ + 1);
 
@@ -391,10 +391,10 @@ class PngWriter final : public ImageWriter {
 
   ~PngWriter() override {
     // Abandoned (no finish): let the workers finish with the buffers, then drop the file.
-    for (auto& b : batches_)
-      if (b.group) {
+    for (auto& c : ring_)
+      if (c.group) {
         try {
-          ThreadPool::wait(*b.group, false);
+          ThreadPool::wait(*c.group, false);
         } catch (...) {
         }
       }
@@ -416,7 +416,8 @@ class PngWriter final : public ImageWriter {
         ++next_row_;
         if (c.rows == chunk_rows_ || next_row_ == height_) {
           previous_ = &c;
-          if (++batches_[cur_].count == batch_chunks_ || next_row_ == height_) dispatch();
+          c.group = pool_->submit(1, [this, &c](int, int worker) { encode_chunk(c, worker); });
+          ++submitted_;
         }
       }
     } catch (...) {
@@ -431,8 +432,7 @@ class PngWriter final : public ImageWriter {
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("{}: {} of {} rows written", file_.target(), next_row_, height_));
     try {
-      for (auto& b : batches_)
-        if (b.group) write_batch(b);
+      while (written_ < submitted_) write_oldest();
     } catch (...) {
       failed_ = true;
       throw;
@@ -453,20 +453,17 @@ class PngWriter final : public ImageWriter {
   struct Chunk {
     int first = 0, rows = 0, context = 0;
     std::vector<std::uint8_t> raw;
-    std::vector<std::uint8_t> out;  // deflate's output for rows first..first+rows
-    uLong adler = 1;                // Adler-32 of their filtered bytes
-  };
-  struct Batch {
-    std::vector<Chunk> chunks;
-    int count = 0;                             // chunks filled
+    std::vector<std::uint8_t> out;             // deflate's output for rows first..first+rows
+    uLong adler = 1;                           // Adler-32 of their filtered bytes
     std::shared_ptr<ThreadPool::Group> group;  // in flight
   };
 
   // The chunk that takes the next row, started (its context rows copied from the chunk before)
-  // when it has none yet.
+  // when it has none yet; its slot in the ring is written out first when it still holds the
+  // oldest chunk in flight.
   Chunk& current_chunk() {
-    Batch& b = batches_[cur_];
-    Chunk& c = b.chunks[b.count];
+    Chunk& c = ring_[submitted_ % ring_.size()];
+    if (c.group) write_oldest();
     if (c.rows == 0) {
       c.first = next_row_;
       c.context = std::min(next_row_, dictionary_rows_ + 1);
@@ -494,18 +491,6 @@ class PngWriter final : public ImageWriter {
     }
     if (sample_bytes_ == 2 && kLittleEndian)
       for (std::size_t i = 0; i < row_bytes_; i += 2) std::swap(out[i], out[i + 1]);
-  }
-
-  // The current batch is full (or the image complete): write out the one in flight, hand this one
-  // to the workers, and fill the other meanwhile.
-  void dispatch() {
-    Batch& b = batches_[cur_];
-    Batch& other = batches_[1 - cur_];
-    if (other.group) write_batch(other);
-    b.group = pool_->submit(b.count, [this, &b](int i, int worker) { encode_chunk(b.chunks[i], worker); });
-    cur_ = 1 - cur_;
-    other.count = 0;
-    for (auto& c : other.chunks) c.rows = 0;
   }
 
   // Worker: filters the chunk's rows (and the dictionary's before them) and deflates them.
@@ -567,30 +552,31 @@ class PngWriter final : public ImageWriter {
     c.out.resize(c.out.size() - z.avail_out);
   }
 
-  // Caller: waits for the workers of b, then writes its chunks as IDAT chunks in order.
-  void write_batch(Batch& b) {
-    auto g = std::move(b.group);
+  // Caller: waits for the oldest chunk in flight (running it when no worker has started it), then
+  // writes it as IDAT chunks.
+  void write_oldest() {
+    Chunk& c = ring_[written_ % ring_.size()];
+    auto g = std::move(c.group);
     ThreadPool::wait(*g, true);
-    for (int i = 0; i < b.count; ++i) {
-      Chunk& c = b.chunks[i];
-      const uLong size = static_cast<uLong>(c.rows) * (row_bytes_ + 1);
-      adler_ = c.first == 0 ? c.adler : adler32_combine(adler_, c.adler, static_cast<z_off_t>(size));
-      // The last chunk ends the stream with the Adler-32 of the whole (zlib wrote it when the first
-      // chunk is the last as well).
-      if (c.first + c.rows == height_ && c.first != 0) {
-        png_byte trailer[4];
-        png_save_uint_32(trailer, static_cast<png_uint_32>(adler_));
-        c.out.insert(c.out.end(), trailer, trailer + 4);
-      }
-      png_structp png = state_.png;
-      const Chunk& chunk = c;
-      if (!png_ok(png, [&] {
-            for (std::size_t at = 0; at < chunk.out.size(); at += kIdatBytes)
-              png_write_chunk(png, reinterpret_cast<png_const_bytep>("IDAT"), chunk.out.data() + at,
-                              std::min(kIdatBytes, chunk.out.size() - at));
-          }))
-        fail();
+    const uLong size = static_cast<uLong>(c.rows) * (row_bytes_ + 1);
+    adler_ = c.first == 0 ? c.adler : adler32_combine(adler_, c.adler, static_cast<z_off_t>(size));
+    // The last chunk ends the stream with the Adler-32 of the whole (zlib wrote it when the first
+    // chunk is the last as well).
+    if (c.first + c.rows == height_ && c.first != 0) {
+      png_byte trailer[4];
+      png_save_uint_32(trailer, static_cast<png_uint_32>(adler_));
+      c.out.insert(c.out.end(), trailer, trailer + 4);
     }
+    png_structp png = state_.png;
+    const Chunk& chunk = c;
+    if (!png_ok(png, [&] {
+          for (std::size_t at = 0; at < chunk.out.size(); at += kIdatBytes)
+            png_write_chunk(png, reinterpret_cast<png_const_bytep>("IDAT"), chunk.out.data() + at,
+                            std::min(kIdatBytes, chunk.out.size() - at));
+        }))
+      fail();
+    c.rows = 0;
+    ++written_;
   }
 
   [[noreturn]] void fail() {
@@ -611,10 +597,11 @@ class PngWriter final : public ImageWriter {
   bool failed_ = false;
   std::size_t sample_bytes_ = 1, pixel_bytes_ = 1, row_bytes_ = 0;
   int level_ = Z_DEFAULT_COMPRESSION;
-  int dictionary_rows_ = 1, chunk_rows_ = 1, threads_ = 1, batch_chunks_ = 1;
-  int next_row_ = 0, cur_ = 0;
-  Batch batches_[2];
-  const Chunk* previous_ = nullptr;  // the last full chunk
+  int dictionary_rows_ = 1, chunk_rows_ = 1, threads_ = 1;
+  int next_row_ = 0;
+  std::vector<Chunk> ring_;                  // chunk i in slot i % size
+  std::size_t submitted_ = 0, written_ = 0;  // chunks handed to the workers, chunks written
+  const Chunk* previous_ = nullptr;          // the last full chunk
   uLong adler_ = 1;
   std::vector<std::uint8_t> zeros_;   // the row above the image
   std::vector<Scratch> scratch_;      // per worker
