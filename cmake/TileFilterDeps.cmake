@@ -50,7 +50,8 @@ endif()
 
 # The streaming codecs, each optional (stb and OpenCV still read and write whole images without
 # them): libtiff, libpng and libjpeg(-turbo) read and write band by band; libexif reads and edits
-# EXIF; zlib and zstd compress TIFF strips/tiles on every core (libtiff's own codecs run on one).
+# EXIF; zlib and zstd compress TIFF strips/tiles and PNG's image data on every core (libtiff's and
+# libpng's own codecs run on one).
 option(TF_WITH_IO_LIBS "Use libtiff, libpng, libjpeg, libexif, zlib, zstd when found" ON)
 set(TF_HAVE_LIBTIFF OFF)
 set(TF_HAVE_LIBPNG OFF)
@@ -65,7 +66,7 @@ if(TF_WITH_IO_LIBS)
   if(TIFF_FOUND AND ZLIB_FOUND)
     set(TF_HAVE_LIBTIFF ON)
   endif()
-  if(PNG_FOUND)
+  if(PNG_FOUND AND ZLIB_FOUND)
     set(TF_HAVE_LIBPNG ON)
   endif()
   if(JPEG_FOUND)

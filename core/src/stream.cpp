@@ -28,6 +28,8 @@ namespace {
 // Codec state comes out of the budget before the pixel buffers are planned, and so do the CPU
 // workers' tile working sets. The TIFF reader and writer run a worker per core, each holding a
 // few strips of about 512 KiB (decoded and compressed): 3 MiB a core, measured on 2 and 16 cores.
+// The PNG writer keeps 3 chunks a worker in flight (about 256 KiB of rows each and their deflate
+// output) and one being filtered: under 2 MiB a core.
 std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * std::max(1U, std::thread::hardware_concurrency()); }
 
 // Host memory the devices use per job: the CPU workers' padded tiles and float planes. (GPU lanes

@@ -2,7 +2,7 @@
 # One large image end to end, next to libvips in the same run: whole-process wall time and peak
 # resident memory of `tilefilter apply` and of `vips copy` (codecs only) / `vips gaussblur` on the
 # same file. Includes decode, filtering and encode; the devices are whatever DEVICES names (default:
-# all GPUs, else the CPU). PNG is single-threaded in every tool, so it gets a smaller image.
+# all GPUs, else the CPU). PNG gets a smaller image: vips (and libpng) deflate it on one thread.
 # Usage: tests/bench/large_image.sh [SIZE=20000] [WORKDIR=/tmp/tf-large] [DEVICES=all] [PNG_SIZE=8000]
 # Programs: TILEFILTER (default build/app/cli/tilefilter) and VIPS (default vips; Debian
 # libvips-tools), each a command line (a bundle's run.sh works). FORMATS picks the inputs

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/io.hpp"
+#include "tilefilter/testimage.hpp"
 
 #ifdef TF_HAVE_LIBPNG
 #include <png.h>
@@ -413,6 +415,145 @@ TEST(IoPng, WriterRefusesFloatAndKeepsNoPartialFile) {
     EXPECT_THROW(w->finish(), Error);  // 8 of 16 rows
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir.path)) << "no file, temporary or final, after an unfinished write";
+}
+
+// A PNG decoded by libpng's own row reader, rows as the file stores them (16-bit big endian, gray+alpha
+// as two channels), to the end of the file (IEND, so the zlib stream's Adler-32 and every CRC are
+// checked); empty when libpng refuses it.
+struct DecodedPng {
+  int width = 0, height = 0, channels = 0, depth = 0, interlace = -1;
+  std::vector<unsigned char> bytes;
+};
+
+DecodedPng libpng_decode(const std::string& path) {
+  DecodedPng d;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return d;
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  std::vector<png_bytep> rows;
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    std::fclose(f);
+    return DecodedPng{};
+  }
+  png_init_io(png, f);
+  png_read_info(png, info);
+  d.width = static_cast<int>(png_get_image_width(png, info));
+  d.height = static_cast<int>(png_get_image_height(png, info));
+  d.channels = png_get_channels(png, info);
+  d.depth = png_get_bit_depth(png, info);
+  d.interlace = png_get_interlace_type(png, info);
+  const std::size_t row_bytes = png_get_rowbytes(png, info);
+  d.bytes.resize(row_bytes * d.height);
+  for (int y = 0; y < d.height; ++y) rows.push_back(d.bytes.data() + row_bytes * y);
+  png_read_image(png, rows.data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  std::fclose(f);
+  return d;
+}
+
+// The rows of img as a PNG file stores them: 16-bit big endian; RGBA as gray+alpha when asked.
+std::vector<unsigned char> file_order(const ImageView& img, bool gray_alpha) {
+  const std::size_t s = bytes_per_sample(img.format.type);
+  std::vector<unsigned char> out;
+  for (int y = 0; y < img.height; ++y) {
+    const auto* r = reinterpret_cast<const unsigned char*>(img.row(y));
+    for (int x = 0; x < img.width; ++x)
+      for (int c = 0; c < img.format.channels; ++c) {
+        if (gray_alpha && (c == 1 || c == 2)) continue;
+        const unsigned char* v = r + (static_cast<std::size_t>(x) * img.format.channels + c) * s;
+        if (s == 2) out.insert(out.end(), {v[1], v[0]});
+        else out.push_back(v[0]);
+      }
+  }
+  return out;
+}
+
+// The writer deflates chunks of rows (about 256 KiB filtered) on all cores; at the sizes below
+// the tall images are cut into several chunks (2 to 13), the small ones fit in one.
+TEST(IoPng, ChunkedDeflateRoundTripsAndLibpngDecodesIt) {
+  test::TempDir dir;
+  for (PixelType type : {PixelType::U8, PixelType::U16})
+    for (int stored : {1, 2, 3, 4})
+      for (auto [w, h] : {std::pair{1, 1}, {7, 3}, {61, 37}, {211, 2003}}) {
+        const Format f{type, stored == 2 ? 4 : stored};
+        SCOPED_TRACE(fmt::format("{} stored as {} channels, {}x{}", to_string(f), stored, w, h));
+        Image src = h > 100 ? make_test_image(w, h, f, test::test_seed(70 + stored))
+                            : test::random_image(w, h, f, test::test_seed(80 + stored));
+        WriteOptions options;
+        options.gray_alpha = stored == 2;
+        if (options.gray_alpha)  // R = G = B
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+              std::byte* p = src.view().row(y) + 4 * bytes_per_sample(type) * x;
+              std::memcpy(p + bytes_per_sample(type), p, bytes_per_sample(type));
+              std::memcpy(p + 2 * bytes_per_sample(type), p, bytes_per_sample(type));
+            }
+        const auto path = dir / "c.png";
+        Metadata md;  // on the tall images; an ICC profile of the image's colour space (libpng checks)
+        if (h > 100) md = test_metadata(), md.icc = test_icc(stored <= 2 ? "GRAY" : "RGB ");
+        write_with(io::png_codec(), path, src.view(), md, options, 97);
+        const DecodedPng d = libpng_decode(path);
+        ASSERT_EQ(d.width, w);
+        ASSERT_EQ(d.height, h);
+        EXPECT_EQ(d.channels, stored);
+        EXPECT_EQ(d.depth, type == PixelType::U8 ? 8 : 16);
+        EXPECT_EQ(d.interlace, PNG_INTERLACE_NONE);
+        EXPECT_TRUE(d.bytes == file_order(src.view(), options.gray_alpha));
+        ImageInfo info;
+        EXPECT_TRUE(same_pixels(read_with(io::png_codec(), path, 64, &info).view(), src.view()));
+        if (h > 100) {
+          EXPECT_EQ(info.metadata.icc, md.icc);
+          EXPECT_EQ(info.metadata.xmp, kXmp);
+          EXPECT_EQ(info.metadata.exif, md.exif);
+        }
+      }
+}
+
+TEST(IoPng, SameBytesWhateverTheThreadsAndBands) {
+  test::TempDir dir;
+  const Image src = make_test_image(301, 1500, Format{PixelType::U8, 3}, test::test_seed(90));
+  std::vector<unsigned char> first;
+  for (auto [threads, band] : {std::pair{1, 1500}, {4, 1}, {4, 300}, {3, 64}, {0, 7}}) {
+    WriteOptions options;
+    options.threads = threads;
+    const auto path = dir / fmt::format("t{}_{}.png", threads, band);
+    write_with(io::png_codec(), path, src.view(), test_metadata(), options, band);
+    const auto bytes = read_bytes(path);
+    if (first.empty()) first = bytes;
+    else EXPECT_TRUE(bytes == first) << threads << " threads, bands of " << band;
+  }
+}
+
+// --compression 0-9: 0 stores (the file holds every byte), 9 compresses at least as well as 1, and
+// the default compresses within 1% of libpng's single stream (one deflate over all the rows).
+TEST(IoPng, CompressionLevelsAndSizeNextToLibpng) {
+  test::TempDir dir;
+  const Image src = make_test_image(601, 901, Format{PixelType::U8, 3}, test::test_seed(91));
+  std::uintmax_t sizes[10] = {};
+  for (int level : {0, 1, 9, -1}) {
+    WriteOptions options;
+    options.level = level;
+    const auto path = dir / fmt::format("l{}.png", level);
+    write_with(io::png_codec(), path, src.view(), {}, options, 128);
+    EXPECT_TRUE(libpng_decode(path).bytes == file_order(src.view(), false)) << "level " << level;
+    if (level >= 0) sizes[level] = std::filesystem::file_size(path);
+  }
+  EXPECT_GT(sizes[0], src.view().row_bytes() * src.height());
+  EXPECT_LE(sizes[9], sizes[1]);
+  RawPng p;
+  p.width = src.width();
+  p.height = src.height();
+  for (int y = 0; y < p.height; ++y) {
+    const auto* r = reinterpret_cast<const unsigned char*>(src.view().row(y));
+    p.rows.emplace_back(r, r + src.view().row_bytes());
+  }
+  ASSERT_TRUE(write_raw_png(dir / "libpng.png", p));
+  const double ours = static_cast<double>(std::filesystem::file_size(dir / "l-1.png"));
+  const double theirs = static_cast<double>(std::filesystem::file_size(dir / "libpng.png"));
+  EXPECT_LT(ours, theirs * 1.01) << ours << " bytes, libpng " << theirs;
 }
 #endif
 

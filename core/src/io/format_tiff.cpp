@@ -27,20 +27,13 @@
 
 #ifdef TF_HAVE_LIBTIFF
 #include <algorithm>
-#include <atomic>
 #include <climits>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <exception>
 #include <filesystem>
-#include <functional>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +42,7 @@
 
 #include "atomic_file.hpp"
 #include "metadata.hpp"
+#include "thread_pool.hpp"
 #include "tilefilter/error.hpp"
 #endif
 
@@ -111,117 +105,6 @@ std::string reason(const TiffMessages& m, const std::string& path, const char* f
 [[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why) {
   throw Error(kind, fmt::format("{}: {}", path, why));
 }
-
-int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
-
-// ---------------------------------------------------------------------------------------------
-// A small pool: submit(n, fn) runs fn(index, worker) for index in [0, n) on the background threads
-// (worker 1..size) and, in wait(help = true), on the calling thread too (worker 0).
-
-class ThreadPool {
- public:
-  struct Group {
-    std::function<void(int, int)> fn;
-    int n = 0;
-    std::atomic<int> next{0};
-    std::atomic<bool> failed{false};
-    int done = 0;
-    std::exception_ptr error;
-    std::mutex m;
-    std::condition_variable cv;
-  };
-
-  explicit ThreadPool(int background) {
-    for (int i = 0; i < background; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard lk(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  ThreadPool(const ThreadPool&) = delete;
-  ThreadPool& operator=(const ThreadPool&) = delete;
-
-  int workers() const { return static_cast<int>(threads_.size()) + 1; }  // including the caller
-
-  std::shared_ptr<Group> submit(int n, std::function<void(int, int)> fn) {
-    auto g = std::make_shared<Group>();
-    g->fn = std::move(fn);
-    g->n = n;
-    if (n > 0 && !threads_.empty()) {
-      {
-        std::lock_guard lk(m_);
-        queue_.push_back(g);
-      }
-      cv_.notify_all();
-    }
-    return g;
-  }
-
-  // Waits for every index of g; rethrows the first exception a job threw.
-  static void wait(Group& g, bool help) {
-    if (help)
-      while (run_one(g, 0)) {
-      }
-    std::unique_lock lk(g.m);
-    g.cv.wait(lk, [&] { return g.done >= g.n; });
-    if (g.error) std::rethrow_exception(g.error);
-  }
-
-  // submit + wait(help): the caller works too.
-  void run(int n, std::function<void(int, int)> fn) {
-    if (n == 1 || threads_.empty()) {
-      for (int i = 0; i < n; ++i) fn(i, 0);
-      return;
-    }
-    auto g = submit(n, std::move(fn));
-    wait(*g, true);
-  }
-
- private:
-  static bool run_one(Group& g, int worker) {
-    const int i = g.next.fetch_add(1);
-    if (i >= g.n) return false;
-    if (!g.failed.load()) {
-      try {
-        g.fn(i, worker);
-      } catch (...) {
-        std::lock_guard lk(g.m);
-        if (!g.error) g.error = std::current_exception();
-        g.failed = true;
-      }
-    }
-    std::lock_guard lk(g.m);
-    if (++g.done == g.n) g.cv.notify_all();
-    return true;
-  }
-
-  void loop(int worker) {
-    for (;;) {
-      std::shared_ptr<Group> g;
-      {
-        std::unique_lock lk(m_);
-        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stop_
-        g = queue_.front();
-        if (g->next.load() >= g->n) {
-          queue_.pop_front();
-          continue;
-        }
-      }
-      run_one(*g, worker);
-    }
-  }
-
-  std::vector<std::thread> threads_;
-  std::deque<std::shared_ptr<Group>> queue_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
