@@ -188,7 +188,7 @@ FilterEntry entry_from_json(const QJsonObject& o) {
     }
     if (taps.empty() || taps[0].empty()) throw bad("custom: the preset holds no kernel");
     if (taps.size() > kMaxKernelSide || taps[0].size() > kMaxKernelSide)
-      throw bad("custom: kernel larger than 255x255");
+      throw bad(fmt::format("custom: kernel larger than {}x{}", kMaxKernelSide, kMaxKernelSide));
     e.kernel = KernelGrid::from_kernel(Kernel::from_rows(taps));
     for (std::size_t y = 0; y < taps.size(); ++y)  // keep the double taps, not the float copy
       for (std::size_t x = 0; x < taps[y].size(); ++x) e.kernel.taps[y * taps[y].size() + x] = taps[y][x];

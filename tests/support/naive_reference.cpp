@@ -150,12 +150,16 @@ Samples apply_stage(const Stage& stage, const Samples& src, const Border& border
   if (stage.convs.empty()) throw std::invalid_argument("naive_filter: a stage without convolutions");
   const Padded in = pad(src, stage, border.mode, as_stored(border.value, type));
   Samples out = correlate(in, stage.convs[0], src.width, src.height);
-  if (stage.combine == Combine::Magnitude) {
+  if (stage.combine != Combine::Single) {
     const Samples second = correlate(in, stage.convs.at(1), src.width, src.height);
     for (std::size_t i = 0; i < out.v.size(); ++i) {
       const float a = out.v[i], b = second.v[i];
-      const float b2 = b * b;
-      out.v[i] = std::sqrt(std::fma(a, a, b2));
+      if (stage.combine == Combine::Sum) {
+        out.v[i] = a + b;
+      } else {
+        const float b2 = b * b;
+        out.v[i] = std::sqrt(std::fma(a, a, b2));
+      }
     }
   }
   for (float& v : out.v) v = as_stored(v, type);  // the stage's result as the image type holds it

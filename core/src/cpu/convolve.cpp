@@ -80,6 +80,11 @@ TF_MULTIVERSION void magnitude_row(float* __restrict out, const float* __restric
   for (std::size_t i = 0; i < n; ++i) out[i] = std::sqrt(std::fma(a[i], a[i], b[i] * b[i]));
 }
 
+TF_MULTIVERSION void sum_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                             std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
 TF_MULTIVERSION void quantize_row(float* __restrict p, std::size_t n, float hi) {
   for (std::size_t i = 0; i < n; ++i) p[i] = std::min(std::max(std::rint(p[i]), 0.0f), hi);
 }
@@ -194,10 +199,13 @@ void apply_stage(const Stage& stage, const Plane& in, Plane& out) {
   const Halo h = stage.halo();
   out.reset(shrink(in.rect, h), in.channels);
   convolve(stage.convs[0], h, in, out, tmp);
-  if (stage.combine == Combine::Magnitude) {
+  if (stage.combine != Combine::Single) {
     second.reset(out.rect, in.channels);
     convolve(stage.convs[1], h, in, second, tmp);
-    for (int y = 0; y < out.rect.height; ++y) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
+    for (int y = 0; y < out.rect.height; ++y) {
+      if (stage.combine == Combine::Magnitude) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
+      else sum_row(out.row(y), out.row(y), second.row(y), out.stride());
+    }
   }
 }
 

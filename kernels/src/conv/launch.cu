@@ -11,6 +11,7 @@
 #include "conv/general_kernel.cuh"
 #include "conv/launch_shape.hpp"
 #include "conv/separable_kernel.cuh"
+#include "conv/wide_kernel.cuh"
 #include "conv_kernels.hpp"
 #include "cuda/cuda_util.hpp"
 #include "tilefilter/error.hpp"
@@ -42,6 +43,19 @@ void launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t st
 }
 
 template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
+  if (shape.wide) {
+    if (shape.problem.kind == ConvKind::General) {
+      launch(&conv::wide_rows_kernel<C, T, true>, shape, stream, a);
+      return;
+    }
+    if (!a.inter) throw Error(ErrorKind::Internal, "wide separable launch without an intermediate buffer");
+    launch(&conv::wide_rows_kernel<C, T, false>, shape, stream, a);
+    LaunchShape columns = shape;
+    columns.grid = shape.column_grid;
+    columns.shared_bytes = 0;
+    launch(&conv::wide_columns_kernel<C, T>, columns, stream, a);
+    return;
+  }
   if (shape.problem.kind == ConvKind::Separable) {
     a.rows_per_block = shape.rows_per_block;
     launch(&conv::separable_kernel<C, T>, shape, stream, a, shape.stage_rows);
