@@ -178,6 +178,7 @@ Stage build_stage(const std::string& name, const std::map<std::string, double>& 
     const int r = static_cast<int>(num.at("radius"));
     std::vector<float> taps(2 * r + 1, static_cast<float>(1.0 / (2 * r + 1)));
     s.convs.push_back(make_separable(taps, taps));
+    s.convs.back().box_sum = r >= kBoxSumMinRadius;
   } else if (name == "gaussian") {
     const double sigma = num.at("sigma");
     int r = static_cast<int>(num.at("radius"));

@@ -22,6 +22,12 @@ std::size_t region_bytes(const Rect& r, std::size_t pixel_bytes) {
   return device_pitch(r.width, pixel_bytes) * static_cast<std::size_t>(r.height);
 }
 
+// Box sums for a box_sum convolution on integer samples (exact integers); else by separability.
+ConvKind conv_kind(const Convolution& conv, PixelType type) {
+  if (conv.box_sum && type != PixelType::F32) return ConvKind::BoxSum;
+  return conv.separable ? ConvKind::Separable : ConvKind::General;
+}
+
 }  // namespace
 
 void DeviceTaps::upload(const Chain& chain, int device) {
@@ -58,10 +64,9 @@ LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& for
     if (chain[s].combine != Combine::Single)
       n.scratch = std::max(n.scratch, region_bytes(c, sizeof(float) * format.channels));
     for (const auto& conv : chain[s].convs)
-      if (conv.separable)
-        n.inter =
-            std::max(n.inter, wide_intermediate_bytes({ConvKind::Separable, sample_type(format.type), format.channels,
-                                                       c.width, c.height, conv.kernel.width, conv.kernel.height}));
+      n.inter = std::max(
+          n.inter, wide_intermediate_bytes({conv_kind(conv, format.type), sample_type(format.type), format.channels,
+                                            c.width, c.height, conv.kernel.width, conv.kernel.height}));
   }
   n.maps = plan.maps.size() * sizeof(int);
   return n;
@@ -112,13 +117,7 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
                    : c == 0                              ? Epilogue::StoreFloat
                    : stage.combine == Combine::Magnitude ? Epilogue::Magnitude
                                                          : Epilogue::Sum;
-      const ConvProblem problem{conv.separable ? ConvKind::Separable : ConvKind::General,
-                                type,
-                                format.channels,
-                                a.width,
-                                a.height,
-                                a.kw,
-                                a.kh};
+      const ConvProblem problem{conv_kind(conv, format.type), type, format.channels, a.width, a.height, a.kw, a.kh};
       const LaunchShape shape = choose_launch_shape(problem, multiprocessors);
       a.inter_pitch = wide_intermediate_pitch(problem);
       launch_conv(shape, a, stream);

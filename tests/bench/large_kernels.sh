@@ -3,6 +3,7 @@
 # (901 taps a pass). GPU: `tilefilter bench` (kernels on a device-resident image, and end to end
 # from pinned host memory). CPU: `tilefilter apply --devices cpu` on an uncompressed TIFF, whole
 # process wall time (decode and encode of an uncompressed TIFF are a small part of it), median of 3.
+# box:radius=500 (1001 taps a side) shows the O(1) integer box sums.
 #
 # Usage: tests/bench/large_kernels.sh [TILEFILTER=build/app/cli/tilefilter] [WORKDIR=/tmp/tf-large]
 #   GPU=0 skips the GPU part, CPU=0 the CPU part; REPEATS sets the bench's timed runs (default 5).
@@ -10,7 +11,7 @@ set -euo pipefail
 tf=${1:-build/app/cli/tilefilter}
 work=${2:-/tmp/tf-large}
 mkdir -p "$work"
-specs=(gaussian:sigma=5 gaussian:sigma=150)
+specs=(gaussian:sigma=5 gaussian:sigma=150 box:radius=500)
 
 if [ "${GPU:-1}" != 0 ]; then
   args=()

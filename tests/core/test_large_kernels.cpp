@@ -56,9 +56,13 @@ void expect_equal_to_reference(const Chain& chain, const std::string& name, int 
 TEST(LargeKernels, HaloLargerThanTheTileEqualsTheReference) {
   const std::string row301 = kernel_file("row301", 301, 1, 1);
   const std::string wide2d = kernel_file("wide257x3", 257, 3, 2);  // 2-D past the old 255 limit
-  const std::vector<std::vector<std::string>> chains = {
-      {"box:radius=40"},         {"gaussian:sigma=14"},     {"unsharp:sigma=50,amount=1.5"},  // radius 150: a sum
-      {"custom:file=" + row301}, {"custom:file=" + wide2d}, {"box:radius=30", "gaussian:sigma=9"}};
+  const std::vector<std::vector<std::string>> chains = {{"box:radius=40"},
+                                                        {"box:radius=130"} /* integer box sums (f32: FMAs) */,
+                                                        {"gaussian:sigma=14"},
+                                                        {"unsharp:sigma=50,amount=1.5"},  // radius 150: a sum
+                                                        {"custom:file=" + row301},
+                                                        {"custom:file=" + wide2d},
+                                                        {"box:radius=30", "gaussian:sigma=9"}};
   std::uint32_t seed = test::test_seed(12000);
   for (const auto& specs : chains) {
     const Chain chain = parse_chain(specs);
@@ -92,6 +96,28 @@ TEST(LargeKernels, OneRowOfTheMostTapsAndATallColumn) {
   for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap, BorderMode::Constant}) {
     expect_equal_to_reference(row, "row 4095", 31, 5, Format{PixelType::F32, 1}, mode, seed++, {16});
     expect_equal_to_reference(col, "column 1001", 6, 29, Format{PixelType::U16, 3}, mode, seed++, {16});
+  }
+}
+
+// Box sums are exact: a constant image stays constant under any radius and any border but constant.
+TEST(LargeKernels, BoxSumsAreExactMeans) {
+  const Stage box = parse_filter_spec("box:radius=700");
+  ASSERT_TRUE(box.convs[0].box_sum);
+  EXPECT_FALSE(parse_filter_spec("box:radius=127").convs[0].box_sum);
+  for (PixelType type : {PixelType::U8, PixelType::U16}) {
+    Image src(23, 11, Format{type, 3});
+    for (int y = 0; y < src.height(); ++y)
+      for (int i = 0; i < src.width() * 3; ++i) {
+        if (type == PixelType::U8) src.view().row_as<std::uint8_t>(y)[i] = 201;
+        else src.view().row_as<std::uint16_t>(y)[i] = 60001;
+      }
+    JobOptions o;
+    o.schedule.tile = {16, 16};
+    for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap, BorderMode::Replicate}) {
+      o.border = {mode, 0};
+      EXPECT_TRUE(same_pixels(src.view(), filter_image(src, {box}, select_devices("cpu:2").devices, o).view()))
+          << to_string(mode);
+    }
   }
 }
 

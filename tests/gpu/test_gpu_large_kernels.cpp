@@ -34,8 +34,8 @@ void expect_gpu_equals_cpu(const Chain& chain, const std::string& name, int w, i
 TEST(GpuLargeKernels, HaloLargerThanTheTileEveryBorder) {
   TF_REQUIRE_GPU();
   std::vector<std::pair<std::string, Chain>> cases;
-  for (const char* spec :
-       {"gaussian:sigma=14", "gaussian:sigma=100", "box:radius=300", "unsharp:sigma=40", "unsharp:sigma=50,amount=1.5"})
+  for (const char* spec : {"gaussian:sigma=14", "gaussian:sigma=100", "box:radius=300", "box:radius=130",
+                           "unsharp:sigma=40", "unsharp:sigma=50,amount=1.5"})
     cases.push_back({spec, parse_chain({spec})});
   cases.push_back({"random300x5", {random_kernel_stage(300, 5, 31)}});
   cases.push_back({"random3x301", {random_kernel_stage(3, 301, 32)}});
@@ -81,6 +81,14 @@ TEST(GpuLargeKernels, ManyTilesUnderSigma150) {
   std::uint32_t seed = test::test_seed(12800);
   for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap})
     expect_gpu_equals_cpu(chain, "gaussian:sigma=150", 1201, 803, Format{PixelType::U8, 3}, mode, seed++, {0, 333});
+  // Box sums (integer running sums) over many tiles, and box sums in a chain.
+  const Chain box = parse_chain({"box:radius=500"});
+  expect_gpu_equals_cpu(box, "box:radius=500", 2100, 1300, Format{PixelType::U8, 4}, BorderMode::Reflect, seed++,
+                        {0, 700});
+  expect_gpu_equals_cpu(box, "box:radius=500", 1100, 900, Format{PixelType::U16, 1}, BorderMode::Constant, seed++, {0});
+  const Chain chain2 = parse_chain({"box:radius=200", "sharpen", "box:radius=129"});
+  expect_gpu_equals_cpu(chain2, "box 200 | sharpen | box 129", 900, 700, Format{PixelType::U8, 3},
+                        BorderMode::Reflect101, seed++, {0, 256});
 }
 
 }  // namespace

@@ -130,6 +130,16 @@ TEST(LaunchShape, LargeKernelsTakeTheWidePath) {
     }
     EXPECT_NE(describe(s).find("wide"), std::string::npos) << describe(s);
   }
+  // Box sums: the row launch stages one row of integers, the column launch walks >= 256 and >= kh rows.
+  for (const ConvProblem& p : {ConvProblem{ConvKind::BoxSum, SampleType::U8, 4, 1024, 1024, 4095, 4095},
+                               ConvProblem{ConvKind::BoxSum, SampleType::U16, 1, 5, 3, 257, 257}}) {
+    const LaunchShape s = choose_launch_shape(p, 132);
+    EXPECT_LE(s.shared_bytes, kMaxSharedPerBlock);
+    EXPECT_GE(s.rows_per_block, std::max(256, p.kh));
+    EXPECT_GE(static_cast<long long>(s.column_grid.y) * s.rows_per_block, p.height);
+    EXPECT_GT(wide_intermediate_bytes(p), 0u);
+    EXPECT_NE(describe(s).find("box sums"), std::string::npos) << describe(s);
+  }
   // Up to 255 taps the fused kernels keep what they fit.
   EXPECT_FALSE(uses_wide_path({ConvKind::Separable, SampleType::U8, 4, 64, 64, 255, 255}));
   EXPECT_FALSE(choose_launch_shape({ConvKind::General, SampleType::U8, 4, 64, 64, 31, 31}, 132).wide);

@@ -35,8 +35,14 @@ struct Convolution {
   // ones up to kMaxKernelTaps taps (larger separable kernels leave them empty: use row and col).
   Kernel kernel;
   std::vector<float> row, col;  // separable factors, kernel ~= col * row^T
+  // A box mean (row and col all 1/n) wide enough for running sums: on integer samples it is the
+  // exact integer window sum S, stored as float(double(S) / (kernel.width * kernel.height))
+  // (docs/design.md, contract 2), O(1) a pixel; float samples take the separable FMAs.
+  bool box_sum = false;
   Halo halo() const { return kernel.halo(); }
 };
+// Box blurs wider than this radius are box_sum convolutions (up to it: separable FMAs, as always).
+constexpr int kBoxSumMinRadius = 128;
 
 // Tries to factor a kernel as col * row^T (rank 1). Returns true and fills row/col when the
 // reconstruction matches every tap to within a relative 1e-6 of the largest tap.

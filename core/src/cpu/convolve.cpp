@@ -159,6 +159,51 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
   }
 }
 
+// A box_sum convolution over integer-valued samples: exact int64 window sums (a running sum along
+// each row, then one down each column), each output float(double(S) / area) — O(1) a pixel.
+void box_sum(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out) {
+  thread_local std::vector<std::int64_t> rows_sum, column;
+  const int C = in.channels;
+  const Halo h = conv.halo();
+  const int dx = stage_halo.left - h.left, dy = stage_halo.top - h.top;
+  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
+  const std::size_t n = static_cast<std::size_t>(ow) * C, reach = static_cast<std::size_t>(kw - 1) * C;
+  const double area = static_cast<double>(kw) * kh;
+  const int rows = oh + kh - 1;
+  rows_sum.resize(static_cast<std::size_t>(rows) * n);
+  for (int r = 0; r < rows; ++r) {
+    const float* src = in.row(dy + r) + static_cast<std::size_t>(dx) * C;
+    std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(r) * n;
+    for (int c = 0; c < C; ++c) {
+      std::int64_t sum = 0;
+      for (int k = 0; k < kw; ++k) sum += static_cast<std::int64_t>(src[static_cast<std::size_t>(k) * C + c]);
+      rs[c] = sum;
+    }
+    for (std::size_t i = C; i < n; ++i)
+      rs[i] = rs[i - C] + static_cast<std::int64_t>(src[i + reach]) - static_cast<std::int64_t>(src[i - C]);
+  }
+  column.assign(n, 0);
+  for (int k = 0; k < kh; ++k) {
+    const std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(k) * n;
+    for (std::size_t i = 0; i < n; ++i) column[i] += rs[i];
+  }
+  for (int y = 0; y < oh; ++y) {
+    if (y > 0) {
+      const std::int64_t* enter = rows_sum.data() + static_cast<std::size_t>(y + kh - 1) * n;
+      const std::int64_t* leave = rows_sum.data() + static_cast<std::size_t>(y - 1) * n;
+      for (std::size_t i = 0; i < n; ++i) column[i] += enter[i] - leave[i];
+    }
+    float* o = out.row(y);
+    for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(static_cast<double>(column[i]) / area);
+  }
+}
+
+void convolve_any(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, std::vector<float>& tmp,
+                  bool integer_samples) {
+  if (conv.box_sum && integer_samples) box_sum(conv, stage_halo, in, out);
+  else convolve(conv, stage_halo, in, out, tmp);
+}
+
 }  // namespace
 
 float quantized_border_value(const Border& border, PixelType type) {
@@ -193,15 +238,15 @@ void load_padded(const ImageView& src, const Rect& rect, const Border& border, P
   }
 }
 
-void apply_stage(const Stage& stage, const Plane& in, Plane& out) {
+void apply_stage(const Stage& stage, const Plane& in, Plane& out, bool integer_samples) {
   thread_local std::vector<float> tmp;
   thread_local Plane second;
   const Halo h = stage.halo();
   out.reset(shrink(in.rect, h), in.channels);
-  convolve(stage.convs[0], h, in, out, tmp);
+  convolve_any(stage.convs[0], h, in, out, tmp, integer_samples);
   if (stage.combine != Combine::Single) {
     second.reset(out.rect, in.channels);
-    convolve(stage.convs[1], h, in, second, tmp);
+    convolve_any(stage.convs[1], h, in, second, tmp, integer_samples);
     for (int y = 0; y < out.rect.height; ++y) {
       if (stage.combine == Combine::Magnitude) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
       else sum_row(out.row(y), out.row(y), second.row(y), out.stride());
@@ -291,7 +336,7 @@ void filter_tile(const TileJob& job, const Tile& tile) {
   load_padded(job.src, tile.in, border, a);
   const Chain& chain = *job.chain;
   for (std::size_t s = 0; s < chain.size(); ++s) {
-    apply_stage(chain[s], a, b);
+    apply_stage(chain[s], a, b, type != PixelType::F32);
     quantize(b, type);
     if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
     std::swap(a, b);

@@ -119,7 +119,7 @@ std::size_t wide_intermediate_pitch(const ConvProblem& p) {
 }
 
 std::size_t wide_intermediate_bytes(const ConvProblem& p) {
-  if (is_empty(p) || p.kind != ConvKind::Separable || !uses_wide_path(p)) return 0;
+  if (is_empty(p) || p.kind == ConvKind::General || (p.kind == ConvKind::Separable && !uses_wide_path(p))) return 0;
   return wide_intermediate_pitch(p) * static_cast<std::size_t>(wide_intermediate_rows(p.height, p.kh));
 }
 
@@ -147,8 +147,29 @@ LaunchShape wide_launch_shape(const ConvProblem& p) {
   return s;
 }
 
+LaunchShape box_sum_launch_shape(const ConvProblem& p) {
+  if (is_empty(p)) return empty_shape(p);
+  LaunchShape s;
+  s.problem = p;
+  s.wide = true;
+  s.shared_bytes = static_cast<std::size_t>(S::kWideSpan + p.kw + S::kThreads) * conv::staged_pixel_bytes(p.channels);
+  if (s.shared_bytes > kMaxSharedPerBlock)
+    throw Error(ErrorKind::Limit, fmt::format("box {} is too wide for one staged row", kernel_size(p)));
+  s.blocks_per_multiprocessor = resident_blocks(s.shared_bytes);
+  s.columns_per_thread = 1;
+  s.rows_per_thread = std::max(256, p.kh);
+  s.rows_per_block = s.rows_per_thread;
+  const unsigned blocks_x = static_cast<unsigned>((p.width + S::kWideSpan - 1) / S::kWideSpan);
+  s.grid = dim3(blocks_x, std::min(static_cast<unsigned>(p.height + p.kh - 1), kMaxGridRows), 1);
+  const unsigned segments = static_cast<unsigned>((p.height + s.rows_per_block - 1) / s.rows_per_block);
+  s.column_grid =
+      dim3(static_cast<unsigned>((p.width + S::kThreads - 1) / S::kThreads), std::min(segments, kMaxGridRows), 1);
+  return s;
+}
+
 LaunchShape choose_launch_shape(const ConvProblem& p, int multiprocessors) {
   if (is_empty(p)) return empty_shape(p);
+  if (p.kind == ConvKind::BoxSum) return box_sum_launch_shape(p);
   if (uses_wide_path(p)) return wide_launch_shape(p);
   return p.kind == ConvKind::Separable ? separable_launch_shape(p, multiprocessors) : general_launch_shape(p);
 }
@@ -159,10 +180,16 @@ std::string describe(const LaunchShape& s) {
   std::string text = fmt::format(
       "{} {} {}x{} {}x{}: grid {}x{}x{} block {}, {:.1f} KiB shared, {} blocks/SM, {}x{} px per thread, "
       "{} rows per block",
-      p.kind == ConvKind::Separable ? "separable" : "2-D", kernel_size(p), type, p.channels, p.width, p.height,
-      s.grid.x, s.grid.y, s.grid.z, s.block.x, static_cast<double>(s.shared_bytes) / 1024, s.blocks_per_multiprocessor,
-      s.columns_per_thread, s.rows_per_thread, s.rows_per_block);
-  if (s.wide)
+      p.kind == ConvKind::Separable ? "separable"
+      : p.kind == ConvKind::General ? "2-D"
+                                    : "box",
+      kernel_size(p), type, p.channels, p.width, p.height, s.grid.x, s.grid.y, s.grid.z, s.block.x,
+      static_cast<double>(s.shared_bytes) / 1024, s.blocks_per_multiprocessor, s.columns_per_thread, s.rows_per_thread,
+      s.rows_per_block);
+  if (p.kind == ConvKind::BoxSum)
+    text += fmt::format(", box sums: integer row prefix sums then column running sums (grid {}x{})", s.column_grid.x,
+                        s.column_grid.y);
+  else if (s.wide)
     text += p.kind == ConvKind::Separable
                 ? fmt::format(", wide: row pass then column pass (grid {}x{})", s.column_grid.x, s.column_grid.y)
                 : std::string(", wide: one staged row per kernel row");

@@ -12,7 +12,9 @@
 
 namespace tf::cuda {
 
-enum class ConvKind : int { Separable, General };
+// BoxSum: a box_sum convolution (core's Convolution::box_sum) on integer samples: exact integer
+// window sums, O(1) a pixel (conv/box_sum_kernel.cuh).
+enum class ConvKind : int { Separable, General, BoxSum };
 
 // One convolution over one output region: what its launch shape depends on.
 struct ConvProblem {
@@ -50,7 +52,7 @@ bool uses_wide_path(const ConvProblem& problem);
 // Rows the wide separable path's intermediate needs for a region `height` rows high (kh - 1 more,
 // and one column-pass run of slack), and its bytes at `pitch`.
 int wide_intermediate_rows(int height, int kh);
-// Bytes of the intermediate of `problem` when it takes the wide separable path, else 0.
+// Bytes of the intermediate of `problem` when it takes the wide separable path or is a BoxSum, else 0.
 std::size_t wide_intermediate_bytes(const ConvProblem& problem);
 std::size_t wide_intermediate_pitch(const ConvProblem& problem);
 
@@ -71,7 +73,14 @@ LaunchShape separable_launch_shape(const ConvProblem& problem, int multiprocesso
 // tf::Error (kind Limit) when not even one kernel row fits.
 LaunchShape general_launch_shape(const ConvProblem& problem);
 
-// One of the three above: the fused kernel by problem.kind, or the wide path when uses_wide_path().
+// The box_sum kernels' shape: the row launch as the wide path's (grid, shared memory for one staged
+// row of integers and its prefix sums), then the column launch over column_grid, each thread
+// walking rows_per_block rows (at least 256 and kh, so its first window's kh loads cost at most one
+// per output).
+LaunchShape box_sum_launch_shape(const ConvProblem& problem);
+
+// One of the four above: BoxSum by kind, else the fused kernel by problem.kind, or the wide path
+// when uses_wide_path().
 // An empty region gets an empty grid (and never throws).
 LaunchShape choose_launch_shape(const ConvProblem& problem, int multiprocessors);
 
