@@ -328,15 +328,71 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
   return true;
 }
 
+namespace {
+
+// A first stage that is one separable convolution (FMAs), straight from the source: each padded
+// input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
+// held — with a 2000-pixel halo that plane is (tile + 4000)^2 pixels. The same FMAs in the same
+// order as load_padded + apply_stage, so the same bits.
+bool streams_from_source(const Stage& stage, PixelType type) {
+  if (stage.combine != Combine::Single || !stage.convs[0].separable) return false;
+  return !(stage.convs[0].box_sum && type != PixelType::F32);
+}
+
+void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
+                           Plane& out) {
+  thread_local std::vector<float> tmp, line;
+  const Convolution& conv = stage.convs[0];
+  const int C = src.format.channels;
+  const Halo h = stage.halo();  // = conv.halo() for a single convolution
+  out.reset(shrink(in_rect, h), C);
+  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
+  const std::size_t n = static_cast<std::size_t>(ow) * C;
+  // The padded row covers the columns the row pass reads: [in_rect.x, in_rect.x + ow + kw - 1).
+  const Rect row_rect{in_rect.x, 0, ow + kw - 1, 1};
+  std::vector<int> xmap(row_rect.width);
+  for (int x = 0; x < row_rect.width; ++x) xmap[x] = border_index(row_rect.x + x, src.width, border.mode);
+  const float fill = border.value;
+  const int x_lo = std::clamp(-row_rect.x, 0, row_rect.width);
+  const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
+  line.resize(static_cast<std::size_t>(row_rect.width) * C);
+  const int rows = oh + kh - 1;
+  tmp.resize(static_cast<std::size_t>(rows) * n);
+  for (int r = 0; r < rows; ++r) {
+    const int sy = border_index(in_rect.y + r, src.height, border.mode);
+    if (sy < 0) {
+      std::fill(line.begin(), line.end(), fill);
+    } else {
+      switch (src.format.type) {
+        case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+      }
+    }
+    float* acc = tmp.data() + static_cast<std::size_t>(r) * n;
+    std::fill(acc, acc + n, 0.0f);
+    fma_taps(acc, line.data(), C, conv.row.data(), kw, n);
+  }
+  for (int y = 0; y < oh; ++y) {
+    float* acc = out.row(y);
+    std::fill(acc, acc + n, 0.0f);
+    fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(), kh, n);
+  }
+}
+
+}  // namespace
+
 void filter_tile(const TileJob& job, const Tile& tile) {
   thread_local Plane a, b;
   const PixelType type = job.src.format.type;
   Border border = job.border;
   border.value = quantized_border_value(border, type);
-  load_padded(job.src, tile.in, border, a);
   const Chain& chain = *job.chain;
+  const bool streamed = streams_from_source(chain[0], type);
+  if (!streamed) load_padded(job.src, tile.in, border, a);
   for (std::size_t s = 0; s < chain.size(); ++s) {
-    apply_stage(chain[s], a, b, type != PixelType::F32);
+    if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
+    else apply_stage(chain[s], a, b, type != PixelType::F32);
     quantize(b, type);
     if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
     std::swap(a, b);
