@@ -48,8 +48,12 @@ Convolution make_separable(std::vector<float> row, std::vector<float> col) {
   c.kernel.height = static_cast<int>(col.size());
   c.kernel.anchor_x = c.kernel.width / 2;
   c.kernel.anchor_y = c.kernel.height / 2;
-  for (float cy : col)
-    for (float rx : row) c.kernel.taps.push_back(static_cast<float>(static_cast<double>(cy) * rx));
+  // The 2-D form only while it is small enough to be one (a 4095-tap box would be 16.8 M taps).
+  if (row.size() * col.size() <= kMaxKernelTaps) {
+    c.kernel.taps.reserve(row.size() * col.size());
+    for (float cy : col)
+      for (float rx : row) c.kernel.taps.push_back(static_cast<float>(static_cast<double>(cy) * rx));
+  }
   c.row = std::move(row);
   c.col = std::move(col);
   return c;
@@ -81,6 +85,15 @@ Halo chain_halo(const Chain& chain) {
   return h;
 }
 
+void check_chain_halo(const Chain& chain) {
+  const Halo h = chain_halo(chain);
+  const int widest = std::max({h.left, h.top, h.right, h.bottom});
+  if (widest > kMaxChainHalo)
+    throw Error(ErrorKind::Limit,
+                fmt::format("the filter chain reaches {} pixels past a pixel, more than the limit of {}", widest,
+                            kMaxChainHalo));
+}
+
 std::vector<float> gaussian_taps(double sigma, int radius) {
   // Same arithmetic as OpenCV's getGaussianKernel(2R+1, sigma, CV_64F), then rounded to float once.
   const int n = 2 * radius + 1;
@@ -103,18 +116,19 @@ const std::vector<FilterInfo>& filter_catalog() {
   static const std::vector<FilterInfo> kCatalog = {
       {"box",
        "mean over a (2R+1)x(2R+1) window, like OpenCV blur",
-       {{"radius", K::Integer, 1, 127, 1, {}, "", "window radius R in pixels"}}},
+       {{"radius", K::Integer, 1, kMaxPresetRadius, 1, {}, "", "window radius R in pixels"}}},
       {"gaussian",
        "Gaussian blur, taps as OpenCV getGaussianKernel(2R+1, sigma)",
-       {{"sigma", K::Number, 0.1, 42, 1.5, {}, "", "standard deviation in pixels"},
-        {"radius", K::Integer, 0, 127, 0, {}, "", "kernel radius R; 0 = ceil(3*sigma)"}}},
+       {{"sigma", K::Number, 0.1, kMaxPresetSigma, 1.5, {}, "", "standard deviation in pixels"},
+        {"radius", K::Integer, 0, kMaxPresetRadius, 0, {}, "", "kernel radius R; 0 = ceil(3*sigma)"}}},
       {"sharpen",
        "3x3 Laplacian sharpening: centre 1+4A, edge neighbours -A",
        {{"amount", K::Number, 0, 10, 1, {}, "", "strength A"}}},
       {"unsharp",
        "unsharp mask: (1+A)*image - A*gaussian(image)",
-       {{"sigma", K::Number, 0.1, 42, 1.5, {}, "", "blur standard deviation"},
-        {"amount", K::Number, 0, 10, 1, {}, "", "strength A"}}},
+       {{"sigma", K::Number, 0.1, kMaxPresetSigma, 1.5, {}, "", "blur standard deviation"},
+        {"amount", K::Number, 0, 10, 1, {}, "", "strength A"},
+        {"radius", K::Integer, 0, kMaxPresetRadius, 0, {}, "", "blur radius R; 0 = ceil(3*sigma)"}}},
       {"sobel",
        "Sobel 3x3 derivative (OpenCV Sobel ksize=3), or the gradient magnitude",
        {{"dir", K::Choice, 0, 0, 0, {"x", "y", "magnitude"}, "magnitude", "x, y or magnitude sqrt(gx^2+gy^2)"}}},
@@ -123,7 +137,14 @@ const std::vector<FilterInfo>& filter_catalog() {
       {"identity", "copies the image (a 1x1 kernel); baseline for benchmarks", {}},
       {"custom",
        "kernel from a text file, applied like OpenCV filter2D (correlation, anchor at centre)",
-       {{"file", K::Path, 0, 0, 0, {}, "", "text file: rows of numbers, spaces or commas, # comments"},
+       {{"file",
+         K::Path,
+         0,
+         0,
+         0,
+         {},
+         "",
+         "text file: rows of numbers, spaces or commas, # comments; 2-D up to 1023x1023, one row or column up to 4095"},
         {"normalize", K::Bool, 0, 1, 0, {}, "", "divide the taps by their sum"}}},
   };
   return kCatalog;
@@ -132,6 +153,12 @@ const std::vector<FilterInfo>& filter_catalog() {
 namespace {
 
 std::vector<double> double_taps(const std::vector<float>& f) { return {f.begin(), f.end()}; }
+
+// ceil(3 sigma), at most the largest preset radius (sigma's range keeps it below).
+int auto_radius(double sigma) { return std::min(kMaxPresetRadius, static_cast<int>(std::ceil(3 * sigma))); }
+
+// unsharp up to this radius is one 2-D kernel (bit-identical to earlier versions), beyond it a sum.
+constexpr int kUnsharp2DRadius = 127;
 
 Kernel kernel3(std::initializer_list<double> v) {
   std::vector<std::vector<double>> rows(3);
@@ -151,10 +178,11 @@ Stage build_stage(const std::string& name, const std::map<std::string, double>& 
     const int r = static_cast<int>(num.at("radius"));
     std::vector<float> taps(2 * r + 1, static_cast<float>(1.0 / (2 * r + 1)));
     s.convs.push_back(make_separable(taps, taps));
+    s.convs.back().box_sum = r >= kBoxSumMinRadius;
   } else if (name == "gaussian") {
     const double sigma = num.at("sigma");
     int r = static_cast<int>(num.at("radius"));
-    if (r == 0) r = std::min(127, static_cast<int>(std::ceil(3 * sigma)));
+    if (r == 0) r = auto_radius(sigma);
     auto taps = gaussian_taps(sigma, r);
     s.convs.push_back(make_separable(taps, taps));
   } else if (name == "sharpen") {
@@ -162,13 +190,28 @@ Stage build_stage(const std::string& name, const std::map<std::string, double>& 
     s.convs.push_back(make_convolution(kernel3({0, -a, 0, -a, 1 + 4 * a, -a, 0, -a, 0})));
   } else if (name == "unsharp") {
     const double sigma = num.at("sigma"), a = num.at("amount");
-    const int r = std::min(127, static_cast<int>(std::ceil(3 * sigma)));
+    int r = static_cast<int>(num.at("radius"));
+    if (r == 0) r = auto_radius(sigma);
     auto g = double_taps(gaussian_taps(sigma, r));
     const int n = 2 * r + 1;
-    std::vector<std::vector<double>> rows(n, std::vector<double>(n));
-    for (int y = 0; y < n; ++y)
-      for (int x = 0; x < n; ++x) rows[y][x] = -a * g[y] * g[x] + (x == r && y == r ? 1 + a : 0);
-    s.convs.push_back(make_convolution(Kernel::from_rows(rows)));
+    if (r <= kUnsharp2DRadius) {
+      // One 2-D kernel (2R+1)^2 taps: the arithmetic unsharp always had up to this radius.
+      std::vector<std::vector<double>> rows(n, std::vector<double>(n));
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) rows[y][x] = -a * g[y] * g[x] + (x == r && y == r ? 1 + a : 0);
+      s.convs.push_back(make_convolution(Kernel::from_rows(rows)));
+    } else {
+      // Wider: (1+A)*image as a 1x1 kernel, plus a separable -A*gaussian, summed (Combine::Sum):
+      // 2(2R+1) + 1 FMAs a pixel instead of (2R+1)^2.
+      s.convs.push_back(make_convolution(Kernel::from_rows({{1 + a}})));
+      std::vector<float> row(n), col(n);
+      for (int i = 0; i < n; ++i) {
+        row[i] = static_cast<float>(g[i]);
+        col[i] = static_cast<float>(-a * g[i]);
+      }
+      s.convs.push_back(make_separable(std::move(row), std::move(col)));
+      s.combine = Combine::Sum;
+    }
   } else if (name == "sobel") {
     const std::string& dir = text.at("dir");
     auto dx = make_separable({-1, 0, 1}, {1, 2, 1});

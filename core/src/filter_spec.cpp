@@ -115,6 +115,7 @@ Chain parse_chain(const std::vector<std::string>& specs) {
                 fmt::format("a chain of {} filters is longer than the limit of {}", specs.size(), kMaxChainLength));
   Chain chain;
   for (const auto& s : specs) chain.push_back(parse_filter_spec(s));
+  check_chain_halo(chain);
   return chain;
 }
 
@@ -152,13 +153,18 @@ Kernel parse_kernel_text(std::string_view text, const std::string& origin) {
     if (!rows.empty() && row.size() != rows[0].size())
       throw Error(ErrorKind::InvalidArgument, fmt::format("{}:{}: row has {} numbers, the first row has {}", origin,
                                                           line_no, row.size(), rows[0].size()));
-    if (row.size() > static_cast<std::size_t>(kMaxKernelSide) ||
-        rows.size() >= static_cast<std::size_t>(kMaxKernelSide))
+    // One row or one column (separable) up to kMaxSeparableTaps; anything else 2-D, up to kMaxKernelSide a side.
+    const std::size_t w = row.size(), h = rows.size() + 1;
+    const bool one_line = w == 1 || h == 1;
+    const std::size_t most = one_line ? kMaxSeparableTaps : kMaxKernelSide;
+    if (w > most || h > most)
       throw Error(ErrorKind::Limit,
-                  fmt::format("{}: kernel larger than the limit of {}x{}", origin, kMaxKernelSide, kMaxKernelSide));
+                  fmt::format("{}: kernel larger than the limits of {}x{} (2-D) and {} taps (one row or column)",
+                              origin, kMaxKernelSide, kMaxKernelSide, kMaxSeparableTaps));
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: kernel file holds no numbers", origin));
+
   return Kernel::from_rows(rows);
 }
 
@@ -169,7 +175,7 @@ Kernel load_kernel_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open kernel file ({})", path, std::strerror(errno)));
   const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > (16u << 20)) throw Error(ErrorKind::Limit, fmt::format("{}: kernel file larger than 16 MiB", path));
+  if (!ec && size > (64u << 20)) throw Error(ErrorKind::Limit, fmt::format("{}: kernel file larger than 64 MiB", path));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_kernel_text(ss.str(), path);

@@ -96,8 +96,13 @@ FilterEntry entry_from_json(const json& o) {
       taps.push_back(std::move(r));
     }
     if (taps.empty() || taps[0].empty()) throw bad("custom: the preset holds no kernel");
-    if (taps.size() > kMaxKernelSide || taps[0].size() > kMaxKernelSide)
-      throw bad("custom: kernel larger than 255x255");
+    // One row or one column is a separable axis (up to kMaxSeparableTaps); anything else is 2-D.
+    if (taps.size() == 1 || taps[0].size() == 1) {
+      if (taps.size() * taps[0].size() > static_cast<std::size_t>(kMaxSeparableTaps))
+        throw bad(fmt::format("custom: a one-row or one-column kernel has at most {} taps", kMaxSeparableTaps));
+    } else if (taps.size() > kMaxKernelSide || taps[0].size() > kMaxKernelSide) {
+      throw bad(fmt::format("custom: kernel larger than {}x{}", kMaxKernelSide, kMaxKernelSide));
+    }
     Kernel::from_rows(taps);  // core's own checks on the taps
     e.kernel = KernelGrid::from_rows(taps);
   }

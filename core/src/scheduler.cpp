@@ -219,6 +219,7 @@ void check_arguments(const ImageView& src, const ImageView& dst, const Chain& ch
   if (src.data == dst.data) throw Error(ErrorKind::InvalidArgument, "source and destination are the same memory");
   if (chain.empty()) throw Error(ErrorKind::InvalidArgument, "empty filter chain");
   if (chain.size() > kMaxChainLength) throw Error(ErrorKind::Limit, "filter chain too long");
+  check_chain_halo(chain);
   if (devices.empty()) throw Error(ErrorKind::InvalidArgument, "no device");
 }
 

@@ -22,6 +22,12 @@ std::size_t region_bytes(const Rect& r, std::size_t pixel_bytes) {
   return device_pitch(r.width, pixel_bytes) * static_cast<std::size_t>(r.height);
 }
 
+// Box sums for a box_sum convolution on integer samples (exact integers); else by separability.
+ConvKind conv_kind(const Convolution& conv, PixelType type) {
+  if (conv.box_sum && type != PixelType::F32) return ConvKind::BoxSum;
+  return conv.separable ? ConvKind::Separable : ConvKind::General;
+}
+
 }  // namespace
 
 void DeviceTaps::upload(const Chain& chain, int device) {
@@ -55,8 +61,12 @@ LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& for
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     const Rect& c = plan.stages[s].computed;
     n.stage = std::max(n.stage, region_bytes(c, ps));
-    if (chain[s].combine == Combine::Magnitude)
+    if (chain[s].combine != Combine::Single)
       n.scratch = std::max(n.scratch, region_bytes(c, sizeof(float) * format.channels));
+    for (const auto& conv : chain[s].convs)
+      n.inter = std::max(
+          n.inter, wide_intermediate_bytes({conv_kind(conv, format.type), sample_type(format.type), format.channels,
+                                            c.width, c.height, conv.kernel.width, conv.kernel.height}));
   }
   n.maps = plan.maps.size() * sizeof(int);
   return n;
@@ -67,6 +77,7 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
   added += stage[0].reserve(n.stage, device);
   added += stage[1].reserve(n.stage, device);
   if (n.scratch) added += scratch.reserve(n.scratch, device);
+  if (n.inter) added += inter.reserve(n.inter, device);
   added += maps.reserve(n.maps, device);
   return added;
 }
@@ -92,8 +103,9 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     a.scratch_pitch = device_pitch(sp.computed.width, sizeof(float) * format.channels);
     a.width = sp.computed.width;
     a.height = sp.computed.height;
-    // A single stage uses its first convolution (as cpu::apply_stage does); magnitude its two.
-    const std::size_t convs = stage.combine == Combine::Magnitude ? 2 : 1;
+    a.inter = buffers.inter.data();
+    // A single stage uses its first convolution (as cpu::apply_stage does); magnitude and sum their two.
+    const std::size_t convs = stage.combine != Combine::Single ? 2 : 1;
     for (std::size_t c = 0; c < convs; ++c) {
       const Convolution& conv = stage.convs[c];
       a.origin_x = sp.convs[c].origin_x;
@@ -101,16 +113,13 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
       a.kw = conv.kernel.width;
       a.kh = conv.kernel.height;
       a.taps = taps.at(s, c);
-      a.epilogue =
-          stage.combine == Combine::Magnitude ? (c == 0 ? Epilogue::StoreFloat : Epilogue::Magnitude) : Epilogue::Store;
-      const ConvProblem problem{conv.separable ? ConvKind::Separable : ConvKind::General,
-                                type,
-                                format.channels,
-                                a.width,
-                                a.height,
-                                a.kw,
-                                a.kh};
+      a.epilogue = stage.combine == Combine::Single      ? Epilogue::Store
+                   : c == 0                              ? Epilogue::StoreFloat
+                   : stage.combine == Combine::Magnitude ? Epilogue::Magnitude
+                                                         : Epilogue::Sum;
+      const ConvProblem problem{conv_kind(conv, format.type), type, format.channels, a.width, a.height, a.kw, a.kh};
       const LaunchShape shape = choose_launch_shape(problem, multiprocessors);
+      a.inter_pitch = wide_intermediate_pitch(problem);
       launch_conv(shape, a, stream);
       if (launched) launched->push_back(shape);
     }

@@ -36,20 +36,22 @@ struct DeviceRegion {
 // Row pitch of a buffer holding `width` pixels (aligned for vector access).
 std::size_t device_pitch(int width, std::size_t pixel_bytes);
 
-// Device memory one lane needs for a plan (upload, two stage buffers, magnitude scratch, maps).
+// Device memory one lane needs for a plan (upload, two stage buffers, the scratch of two-convolution
+// stages, the wide separable path's intermediate, maps).
 struct LaneNeeds {
-  std::size_t upload = 0, stage = 0, scratch = 0, maps = 0;
-  std::size_t total() const { return upload + 2 * stage + scratch + maps; }
+  std::size_t upload = 0, stage = 0, scratch = 0, inter = 0, maps = 0;
+  std::size_t total() const { return upload + 2 * stage + scratch + inter + maps; }
 };
 LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format);
 
 // One lane's device buffers, grown on demand and reused for every tile.
 struct LaneBuffers {
-  DeviceBuffer upload, stage[2], scratch, maps;
+  DeviceBuffer upload, stage[2], scratch, inter, maps;
   // Grows the buffers for `needs`; returns the bytes newly allocated.
   std::size_t reserve(const LaneNeeds& needs, int device);
   std::size_t bytes() const {
-    return upload.capacity() + stage[0].capacity() + stage[1].capacity() + scratch.capacity() + maps.capacity();
+    return upload.capacity() + stage[0].capacity() + stage[1].capacity() + scratch.capacity() + inter.capacity() +
+           maps.capacity();
   }
 };
 

@@ -197,7 +197,7 @@ class CudaDevice final : public Device {
     auto after = [](const DeviceBuffer& b, std::size_t need) { return std::max(b.capacity(), need); };
     const std::size_t projected = after(l.buffers.upload, needs.upload) + after(l.buffers.stage[0], needs.stage) +
                                   after(l.buffers.stage[1], needs.stage) + after(l.buffers.scratch, needs.scratch) +
-                                  after(l.buffers.maps, needs.maps);
+                                  after(l.buffers.inter, needs.inter) + after(l.buffers.maps, needs.maps);
     if (projected > l.buffers.bytes()) {
       const std::size_t allowed = lane_budget(chain);
       if (projected > allowed)

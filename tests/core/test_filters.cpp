@@ -88,8 +88,18 @@ TEST(KernelFile, MalformedFilesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("ragged.txt:2"), std::string::npos) << e.what();
   }
   std::string big;
-  for (int i = 0; i < kMaxKernelSide + 1; ++i) big += "1 ";
-  EXPECT_THROW(parse_kernel_text(big, "big.txt"), Error);
+  for (int i = 0; i < kMaxSeparableTaps + 1; ++i) big += "1 ";
+  EXPECT_THROW(parse_kernel_text(big, "big.txt"), Error);  // one row: up to kMaxSeparableTaps
+  std::string wide2d;
+  for (int i = 0; i < kMaxKernelSide + 1; ++i) wide2d += "1 ";
+  wide2d += "\n" + wide2d + "\n";
+  try {
+    parse_kernel_text(wide2d, "wide.txt");  // two rows: 2-D, up to kMaxKernelSide
+    ADD_FAILURE() << "a 1024x2 kernel passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_NE(std::string(e.what()).find("1023x1023"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(load_kernel_file("/nonexistent/k.txt"), Error);
 }
 
@@ -102,6 +112,49 @@ TEST(KernelFile, LargestSizesWork) {
   const Kernel k = parse_kernel_text(text, "k63");
   EXPECT_EQ(k.width, 63);
   EXPECT_EQ(k.height, 63);
+  // One row or one column of kMaxSeparableTaps: a separable convolution.
+  std::string row, column;
+  for (int i = 0; i < kMaxSeparableTaps; ++i) {
+    row += "1 ";
+    column += "2\n";
+  }
+  const Convolution r = make_convolution(parse_kernel_text(row, "row"));
+  EXPECT_TRUE(r.separable);
+  EXPECT_EQ(r.row.size(), static_cast<std::size_t>(kMaxSeparableTaps));
+  const Convolution c = make_convolution(parse_kernel_text(column, "column"));
+  EXPECT_TRUE(c.separable);
+  EXPECT_EQ(c.col.size(), static_cast<std::size_t>(kMaxSeparableTaps));
+}
+
+TEST(Limits, PresetsReachTheIssuesRangesAndSayWhereTheyEnd) {
+  // gaussian sigma 500: radius ceil(3 sigma) = 1500, 3001 taps a pass; box and unsharp radius 2000.
+  const Stage g = parse_filter_spec("gaussian:sigma=500");
+  EXPECT_TRUE(g.convs[0].separable);
+  EXPECT_EQ(g.convs[0].row.size(), 3001u);
+  EXPECT_EQ(g.halo(), (Halo{1500, 1500, 1500, 1500}));
+  EXPECT_TRUE(g.convs[0].kernel.taps.empty()) << "no 3001^2 2-D form";
+  const Stage b = parse_filter_spec("box:radius=2000");
+  EXPECT_EQ(b.convs[0].row.size(), 4001u);
+  const Stage u = parse_filter_spec("unsharp:sigma=300,amount=1,radius=2000");
+  ASSERT_EQ(u.convs.size(), 2u);
+  EXPECT_EQ(u.combine, Combine::Sum);
+  EXPECT_FALSE(u.convs[0].separable);
+  EXPECT_EQ(u.convs[0].kernel.width, 1);
+  EXPECT_TRUE(u.convs[1].separable);
+  EXPECT_EQ(u.halo(), (Halo{2000, 2000, 2000, 2000}));
+  // Up to radius 127 unsharp is the 2-D kernel it always was.
+  EXPECT_EQ(parse_filter_spec("unsharp:sigma=42").combine, Combine::Single);
+  EXPECT_NE(error_of("gaussian:sigma=700").find("out of range [0.1, 680]"), std::string::npos);
+  EXPECT_NE(error_of("box:radius=2048").find("out of range [1, 2047]"), std::string::npos);
+  EXPECT_NE(error_of("unsharp:sigma=2,radius=3000").find("out of range [0, 2047]"), std::string::npos);
+  // A chain's summed reach has a limit too.
+  try {
+    parse_chain({"box:radius=2047", "box:radius=2047", "box:radius=2047", "box:radius=2047", "box:radius=2047"});
+    ADD_FAILURE() << "a chain reaching 10235 pixels passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+  }
+  EXPECT_NO_THROW(parse_chain({"box:radius=2047", "gaussian:sigma=680", "box:radius=2047", "box:radius=2047"}));
 }
 
 TEST(Separable, DetectsRankOneAndRejectsOthers) {

@@ -64,6 +64,8 @@ Image opencv_reference(const Image& src, const Stage& stage, const Border& borde
     cv::Mat a1 = result.reshape(1), b1 = b.reshape(1), m;
     cv::magnitude(a1, b1, m);
     result = m.reshape(src.format().channels);
+  } else if (stage.combine == Combine::Sum) {
+    result = result + cv_convolve(f32, stage.convs[1], h, size);
   }
   Image out(src.width(), src.height(), src.format());
   result.convertTo(as_mat(out.view()), as_mat(out.view()).type());  // rounds half to even, saturates
@@ -172,6 +174,31 @@ TEST(Oracle, BoxIsOpenCVsBlur) {
   Image refimg(src.width(), src.height(), src.format());
   ref.copyTo(as_mat(refimg.view()));
   EXPECT_LE(test::compare(ours.view(), refimg.view()).max_abs, 1.0);
+}
+
+// Large kernels (issue 12): gaussian sigma 50 and 150 (radius 150 and 450, halos far past the
+// 61x37 image), unsharp past the 2-D radius (a sum), and box radius 500 against OpenCV's blur.
+TEST(Oracle, LargeKernelsMatchOpenCV) {
+  std::uint32_t seed = test::test_seed(12300);
+  for (const char* spec : {"gaussian:sigma=50", "unsharp:sigma=60,amount=1.5"})
+    for (auto type : kTypes) {
+      check_against_opencv(spec, BorderMode::Reflect101, Format{type, 3}, 61, 37, seed++);
+      check_against_opencv(spec, BorderMode::Wrap, Format{type, 1}, 61, 37, seed++);
+    }
+  // 901 taps: OpenCV filters the whole 961x937 padded plane, so fewer cases.
+  check_against_opencv("gaussian:sigma=150", BorderMode::Reflect101, Format{PixelType::U8, 3}, 61, 37, seed++);
+  check_against_opencv("gaussian:sigma=150", BorderMode::Wrap, Format{PixelType::F32, 1}, 61, 37, seed++);
+  check_against_opencv("gaussian:sigma=150", BorderMode::Constant, Format{PixelType::U16, 1}, 61, 37, seed++);
+  for (auto type : {PixelType::U8, PixelType::U16}) {
+    const Image src = test::random_image(97, 53, Format{type, 3}, seed++);
+    JobOptions opt;
+    const Image ours = filter_image(src, parse_chain({"box:radius=500"}), select_devices("cpu:2").devices, opt);
+    cv::Mat ref;
+    cv::blur(as_mat(src.view()), ref, cv::Size(1001, 1001), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+    Image refimg(src.width(), src.height(), src.format());
+    ref.copyTo(as_mat(refimg.view()));
+    EXPECT_LE(test::compare(ours.view(), refimg.view()).max_abs, 1.0) << to_string(src.format());
+  }
 }
 
 TEST(Oracle, BorderIndexIsOpenCVsBorderInterpolate) {

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const tf::Stage s = tf::parse_filter_spec(spec);
     const tf::Halo h = s.halo();
-    if (s.convs.empty() || h.left < 0 || h.top < 0 || h.left > tf::kMaxKernelSide) std::abort();
+    if (s.convs.empty() || h.left < 0 || h.top < 0 || h.left > tf::kMaxPresetRadius) std::abort();
     const auto tiles = tf::plan_tiles(37, 19, h, {16, 16});
     if (tiles.size() != 6) std::abort();
   } catch (const tf::Error&) {

@@ -9,7 +9,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     const tf::Kernel k = tf::parse_kernel_text({reinterpret_cast<const char*>(data), size}, "fuzz.txt");
-    if (k.width < 1 || k.height < 1 || k.width > tf::kMaxKernelSide || k.height > tf::kMaxKernelSide ||
+    const bool line = k.width == 1 || k.height == 1;
+    const int most = line ? tf::kMaxSeparableTaps : tf::kMaxKernelSide;
+    if (k.width < 1 || k.height < 1 || k.width > most || k.height > most ||
         k.taps.size() != static_cast<std::size_t>(k.width) * k.height || k.anchor_x >= k.width ||
         k.anchor_y >= k.height)
       std::abort();

@@ -112,7 +112,8 @@ TEST(GpuEquivalence, LargeImagesAndTileSizes) {
   }
 }
 
-// A 255-tap separable kernel (the largest a preset makes) at small sizes.
+// A 255-tap separable kernel (the largest the fused separable kernel takes) at small sizes; larger
+// ones are in test_gpu_large_kernels.cpp.
 TEST(GpuEquivalence, LargestSeparableKernel) {
   TF_REQUIRE_GPU();
   const Chain chain = parse_chain({"gaussian:sigma=40,radius=127"});

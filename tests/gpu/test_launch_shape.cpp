@@ -2,6 +2,7 @@
 // by the kernels' own shared-memory layouts, and with grids that cover the region exactly, for
 // every kernel kind, pixel format, odd region sizes and kernels up to 255 taps.
 #ifdef TF_HAVE_CUDA
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "conv/block_layout.hpp"
@@ -103,6 +104,45 @@ TEST(LaunchShape, KernelsTooLargeForSharedMemoryAreALimitError) {
     EXPECT_NE(std::string(e.what()).find("400x3"), std::string::npos) << e.what();
   }
   EXPECT_THROW(separable_launch_shape({ConvKind::Separable, SampleType::U8, 4, 64, 64, 2001, 2001}, 132), Error);
+}
+
+// Past 255 taps a side, or past what the fused kernels' shared memory holds, the wide path takes
+// the convolution: one staged input row per block, so the largest kernels the filters allow fit.
+TEST(LaunchShape, LargeKernelsTakeTheWidePath) {
+  const ConvProblem problems[] = {{ConvKind::Separable, SampleType::F32, 4, 1000, 700, 4095, 4095},
+                                  {ConvKind::Separable, SampleType::U8, 3, 16, 16, 3001, 3001},
+                                  {ConvKind::Separable, SampleType::U16, 1, 333, 5, 257, 1},
+                                  {ConvKind::General, SampleType::F32, 4, 64, 64, 400, 3},
+                                  {ConvKind::General, SampleType::U8, 4, 1000, 70000, 1023, 1023}};
+  for (const ConvProblem& p : problems) {
+    const std::string what = fmt::format("{}x{} x{} {}x{}", p.kw, p.kh, p.channels, p.width, p.height);
+    ASSERT_TRUE(uses_wide_path(p)) << what;
+    const LaunchShape s = choose_launch_shape(p, 132);
+    EXPECT_TRUE(s.wide) << what;
+    EXPECT_LE(s.shared_bytes, kMaxSharedPerBlock) << what;
+    EXPECT_GE(static_cast<long long>(s.grid.x) * S::kWideSpan, p.width) << what;
+    EXPECT_LE(s.grid.y, 65535u) << what << ": rows past the grid are strided";
+    if (p.kind == ConvKind::Separable) {
+      EXPECT_GE(static_cast<long long>(s.column_grid.x) * S::kThreads, p.width) << what;
+      EXPECT_GT(wide_intermediate_bytes(p), 0u) << what;
+    } else {
+      EXPECT_EQ(wide_intermediate_bytes(p), 0u) << what;
+    }
+    EXPECT_NE(describe(s).find("wide"), std::string::npos) << describe(s);
+  }
+  // Box sums: the row launch stages one row of integers, the column launch walks >= 256 and >= kh rows.
+  for (const ConvProblem& p : {ConvProblem{ConvKind::BoxSum, SampleType::U8, 4, 1024, 1024, 4095, 4095},
+                               ConvProblem{ConvKind::BoxSum, SampleType::U16, 1, 5, 3, 257, 257}}) {
+    const LaunchShape s = choose_launch_shape(p, 132);
+    EXPECT_LE(s.shared_bytes, kMaxSharedPerBlock);
+    EXPECT_GE(s.rows_per_block, std::max(256, p.kh));
+    EXPECT_GE(static_cast<long long>(s.column_grid.y) * s.rows_per_block, p.height);
+    EXPECT_GT(wide_intermediate_bytes(p), 0u);
+    EXPECT_NE(describe(s).find("box sums"), std::string::npos) << describe(s);
+  }
+  // Up to 255 taps the fused kernels keep what they fit.
+  EXPECT_FALSE(uses_wide_path({ConvKind::Separable, SampleType::U8, 4, 64, 64, 255, 255}));
+  EXPECT_FALSE(choose_launch_shape({ConvKind::General, SampleType::U8, 4, 64, 64, 31, 31}, 132).wide);
 }
 
 TEST(LaunchShape, EmptyRegionsLaunchNothing) {

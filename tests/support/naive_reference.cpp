@@ -95,7 +95,37 @@ Padded pad(const Samples& s, const Stage& stage, BorderMode mode, float fill) {
 }
 
 // One convolution over the whole image, as float32 results (not yet stored in the image type).
-Samples correlate(const Padded& in, const Convolution& conv, int width, int height) {
+// A box_sum convolution on integer samples: the exact sum over the window (int64, rows then
+// columns: exact, so any order), divided by the window's area in double, rounded to float once.
+Samples box_mean(const Padded& in, const Convolution& conv, int width, int height) {
+  const Kernel& k = conv.kernel;
+  const int ax = k.anchor_x, ay = k.anchor_y, C = in.plane.channels;
+  const double area = static_cast<double>(k.width) * k.height;
+  Samples out;
+  out.width = width;
+  out.height = height;
+  out.channels = C;
+  out.v.resize(static_cast<std::size_t>(width) * height * C);
+  std::vector<std::int64_t> row_sums(static_cast<std::size_t>(width) * (height + k.height - 1) * C);
+  for (int r = 0; r < height + k.height - 1; ++r)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < C; ++c) {
+        std::int64_t s = 0;
+        for (int i = 0; i < k.width; ++i) s += static_cast<std::int64_t>(in.at(x + i - ax, r - ay, c));
+        row_sums[(static_cast<std::size_t>(r) * width + x) * C + c] = s;
+      }
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < C; ++c) {
+        std::int64_t s = 0;
+        for (int j = 0; j < k.height; ++j) s += row_sums[(static_cast<std::size_t>(y + j) * width + x) * C + c];
+        out.v[(static_cast<std::size_t>(y) * width + x) * C + c] = static_cast<float>(static_cast<double>(s) / area);
+      }
+  return out;
+}
+
+Samples correlate(const Padded& in, const Convolution& conv, int width, int height, PixelType type) {
+  if (conv.box_sum && type != PixelType::F32) return box_mean(in, conv, width, height);
   const Kernel& k = conv.kernel;
   const int ax = k.anchor_x, ay = k.anchor_y, C = in.plane.channels;
   Samples out;
@@ -149,13 +179,17 @@ Samples correlate(const Padded& in, const Convolution& conv, int width, int heig
 Samples apply_stage(const Stage& stage, const Samples& src, const Border& border, PixelType type) {
   if (stage.convs.empty()) throw std::invalid_argument("naive_filter: a stage without convolutions");
   const Padded in = pad(src, stage, border.mode, as_stored(border.value, type));
-  Samples out = correlate(in, stage.convs[0], src.width, src.height);
-  if (stage.combine == Combine::Magnitude) {
-    const Samples second = correlate(in, stage.convs.at(1), src.width, src.height);
+  Samples out = correlate(in, stage.convs[0], src.width, src.height, type);
+  if (stage.combine != Combine::Single) {
+    const Samples second = correlate(in, stage.convs.at(1), src.width, src.height, type);
     for (std::size_t i = 0; i < out.v.size(); ++i) {
       const float a = out.v[i], b = second.v[i];
-      const float b2 = b * b;
-      out.v[i] = std::sqrt(std::fma(a, a, b2));
+      if (stage.combine == Combine::Sum) {
+        out.v[i] = a + b;
+      } else {
+        const float b2 = b * b;
+        out.v[i] = std::sqrt(std::fma(a, a, b2));
+      }
     }
   }
   for (float& v : out.v) v = as_stored(v, type);  // the stage's result as the image type holds it

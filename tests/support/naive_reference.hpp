@@ -13,7 +13,10 @@
 //       - separable (Convolution::separable): a row pass over every padded row the column pass
 //         reads, r(x,y') = fma over i in order of in(x+i-ax, y') * row[i] from 0.0f, stored as a
 //         float32 intermediate; then the column pass acc = fma(r(x, y+j-ay), col[j], acc), j in order.
-//   * Combine::Magnitude: sqrt(fma(a, a, b * b)) in float, a and b the stage's two convolutions.
+//       - a box_sum convolution (box wider than radius 127) on u8/u16 samples: the exact integer sum
+//         S over the window, stored as float(double(S) / (width * height)); on f32 the separable FMAs.
+//   * Combine::Magnitude: sqrt(fma(a, a, b * b)) in float, a and b the stage's two convolutions;
+//     Combine::Sum: a + b in float (one rounding).
 //   * The stage result is stored in the image type: u8/u16 round to nearest with ties to even, then
 //     saturate to [0, 255] / [0, 65535]; f32 is stored as computed.
 #pragma once

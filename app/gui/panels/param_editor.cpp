@@ -17,20 +17,25 @@ namespace tf::gui {
 
 namespace {
 using Kind = ParamInfo::Kind;
-bool quadratic(const ParamInfo& p) { return p.max - p.min > 20; }
+// The slider's curve: linear for narrow ranges, t^2 for wide ones, t^4 for the hundreds (sigma up
+// to 680, radius up to 2047), so that the everyday small values keep most of the slider.
+double curve(const ParamInfo& p) {
+  const double range = p.max - p.min;
+  return range > 200 ? 4 : range > 20 ? 2 : 1;
+}
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
 
 int ParamEditor::slider_position(const ParamInfo& p, double v) {
   if (p.max <= p.min) return 0;
   double t = std::clamp((v - p.min) / (p.max - p.min), 0.0, 1.0);
-  if (quadratic(p)) t = std::sqrt(t);
+  t = std::pow(t, 1 / curve(p));
   return static_cast<int>(std::lround(t * kSliderSteps));
 }
 
 double ParamEditor::slider_value(const ParamInfo& p, int position) {
   double t = std::clamp(position / double(kSliderSteps), 0.0, 1.0);
-  if (quadratic(p)) t = t * t;
+  t = std::pow(t, curve(p));
   double v = p.min + t * (p.max - p.min);
   if (p.kind == Kind::Integer) return std::round(v);
   // Two decimals, like the spin box: the spec then says exactly what the panel shows.

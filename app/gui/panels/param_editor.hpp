@@ -24,8 +24,9 @@ class ParamEditor : public QWidget {
   void read_from(const FilterEntry& entry);  // shows the entry's value (no edited() signal)
   void write_to(FilterEntry& entry) const;
 
-  // Slider position (0..kSliderSteps) for a value and back. Wide ranges (sigma 0.1..42, radius
-  // 0..127) get a quadratic scale so small values — the common ones — are not crammed together.
+  // Slider position (0..kSliderSteps) for a value and back. Wide ranges get a power scale (square
+  // over 20 units, fourth power over 200: sigma 0.1..680, radius 0..2047) so small values — the
+  // common ones — are not crammed together.
   static constexpr int kSliderSteps = 1000;
   static int slider_position(const ParamInfo& info, double value);
   static double slider_value(const ParamInfo& info, int position);

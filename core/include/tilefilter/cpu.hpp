@@ -30,8 +30,9 @@ float quantized_border_value(const Border& border, PixelType type);
 
 // Reads src over p.rect, synthesizing outside pixels with the border mode.
 void load_padded(const ImageView& src, const Rect& rect, const Border& border, Plane& out);
-// One stage: `in` covers R, `out` is resized to R shrunk by stage.halo().
-void apply_stage(const Stage& stage, const Plane& in, Plane& out);
+// One stage: `in` covers R, `out` is resized to R shrunk by stage.halo(). `integer_samples`: the
+// plane holds u8/u16 values (box_sum convolutions then sum exactly in integers).
+void apply_stage(const Stage& stage, const Plane& in, Plane& out, bool integer_samples);
 // Round to nearest-even and saturate for integer types; nothing for f32.
 void quantize(Plane& p, PixelType type);
 // Rewrites every position of p that lies outside the image from the positions inside it, as the

@@ -31,10 +31,18 @@ struct Kernel {
 // intermediate, then a column pass with `col` (height taps). Otherwise `kernel` as a general 2-D pass.
 struct Convolution {
   bool separable = false;
-  Kernel kernel;                // always filled (the full 2-D kernel, also for separable ones)
+  // The full 2-D kernel: size and anchor always; taps always for 2-D convolutions, and for separable
+  // ones up to kMaxKernelTaps taps (larger separable kernels leave them empty: use row and col).
+  Kernel kernel;
   std::vector<float> row, col;  // separable factors, kernel ~= col * row^T
+  // A box mean (row and col all 1/n) wide enough for running sums: on integer samples it is the
+  // exact integer window sum S, stored as float(double(S) / (kernel.width * kernel.height))
+  // (docs/design.md, contract 2), O(1) a pixel; float samples take the separable FMAs.
+  bool box_sum = false;
   Halo halo() const { return kernel.halo(); }
 };
+// Box blurs wider than this radius are box_sum convolutions (up to it: separable FMAs, as always).
+constexpr int kBoxSumMinRadius = 128;
 
 // Tries to factor a kernel as col * row^T (rank 1). Returns true and fills row/col when the
 // reconstruction matches every tap to within a relative 1e-6 of the largest tap.
@@ -42,7 +50,8 @@ bool factor_separable(const Kernel& k, std::vector<float>& row, std::vector<floa
 Convolution make_convolution(const Kernel& k);  // detects separability
 Convolution make_separable(std::vector<float> row, std::vector<float> col);
 
-enum class Combine { Single, Magnitude };  // Magnitude: sqrt(a*a + b*b) of two convolutions
+// Magnitude: sqrt(a*a + b*b) of two convolutions; Sum: a + b (one float32 add, a the first convolution's result).
+enum class Combine { Single, Magnitude, Sum };
 
 struct Stage {
   std::string name;                // the spec it came from, e.g. "gaussian:sigma=2"
@@ -53,6 +62,8 @@ struct Stage {
 
 using Chain = std::vector<Stage>;
 Halo chain_halo(const Chain& chain);
+// Throws tf::Error (Limit) when the chain's summed halo passes kMaxChainHalo on any side.
+void check_chain_halo(const Chain& chain);
 
 // Parameter description, used by `tilefilter filters`, the parser and the GUI's generated widgets.
 struct ParamInfo {
@@ -79,8 +90,17 @@ Chain parse_chain(const std::vector<std::string>& specs);
 // Kernel text files: rows of numbers separated by spaces or commas, '#' starts a comment.
 Kernel parse_kernel_text(std::string_view text, const std::string& origin);
 Kernel load_kernel_file(const std::string& path);
-constexpr int kMaxKernelSide = 255;
+// Limits (each past-the-limit request fails with a tf::Error naming it): a general 2-D kernel up to
+// kMaxKernelSide per side; one axis of a separable kernel (a one-row or one-column kernel file, the
+// presets' taps) up to kMaxSeparableTaps; a chain's summed halo up to kMaxChainHalo on every side.
+constexpr int kMaxKernelSide = 1023;
+constexpr int kMaxSeparableTaps = 4095;
+constexpr std::size_t kMaxKernelTaps = static_cast<std::size_t>(kMaxKernelSide) * kMaxKernelSide;
+constexpr int kMaxChainHalo = 8191;
 constexpr std::size_t kMaxChainLength = 32;
+// The largest radius a preset takes (2R+1 = kMaxSeparableTaps taps) and the largest sigma (ceil(3 sigma) <= it).
+constexpr int kMaxPresetRadius = (kMaxSeparableTaps - 1) / 2;
+constexpr double kMaxPresetSigma = 680;
 
 // Gaussian taps exactly as OpenCV's getGaussianKernel(2R+1, sigma) for sigma > 0 (double, normalized).
 std::vector<float> gaussian_taps(double sigma, int radius);

@@ -80,6 +80,11 @@ TF_MULTIVERSION void magnitude_row(float* __restrict out, const float* __restric
   for (std::size_t i = 0; i < n; ++i) out[i] = std::sqrt(std::fma(a[i], a[i], b[i] * b[i]));
 }
 
+TF_MULTIVERSION void sum_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                             std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
 TF_MULTIVERSION void quantize_row(float* __restrict p, std::size_t n, float hi) {
   for (std::size_t i = 0; i < n; ++i) p[i] = std::min(std::max(std::rint(p[i]), 0.0f), hi);
 }
@@ -154,6 +159,51 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
   }
 }
 
+// A box_sum convolution over integer-valued samples: exact int64 window sums (a running sum along
+// each row, then one down each column), each output float(double(S) / area) — O(1) a pixel.
+void box_sum(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out) {
+  thread_local std::vector<std::int64_t> rows_sum, column;
+  const int C = in.channels;
+  const Halo h = conv.halo();
+  const int dx = stage_halo.left - h.left, dy = stage_halo.top - h.top;
+  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
+  const std::size_t n = static_cast<std::size_t>(ow) * C, reach = static_cast<std::size_t>(kw - 1) * C;
+  const double area = static_cast<double>(kw) * kh;
+  const int rows = oh + kh - 1;
+  rows_sum.resize(static_cast<std::size_t>(rows) * n);
+  for (int r = 0; r < rows; ++r) {
+    const float* src = in.row(dy + r) + static_cast<std::size_t>(dx) * C;
+    std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(r) * n;
+    for (int c = 0; c < C; ++c) {
+      std::int64_t sum = 0;
+      for (int k = 0; k < kw; ++k) sum += static_cast<std::int64_t>(src[static_cast<std::size_t>(k) * C + c]);
+      rs[c] = sum;
+    }
+    for (std::size_t i = C; i < n; ++i)
+      rs[i] = rs[i - C] + static_cast<std::int64_t>(src[i + reach]) - static_cast<std::int64_t>(src[i - C]);
+  }
+  column.assign(n, 0);
+  for (int k = 0; k < kh; ++k) {
+    const std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(k) * n;
+    for (std::size_t i = 0; i < n; ++i) column[i] += rs[i];
+  }
+  for (int y = 0; y < oh; ++y) {
+    if (y > 0) {
+      const std::int64_t* enter = rows_sum.data() + static_cast<std::size_t>(y + kh - 1) * n;
+      const std::int64_t* leave = rows_sum.data() + static_cast<std::size_t>(y - 1) * n;
+      for (std::size_t i = 0; i < n; ++i) column[i] += enter[i] - leave[i];
+    }
+    float* o = out.row(y);
+    for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(static_cast<double>(column[i]) / area);
+  }
+}
+
+void convolve_any(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, std::vector<float>& tmp,
+                  bool integer_samples) {
+  if (conv.box_sum && integer_samples) box_sum(conv, stage_halo, in, out);
+  else convolve(conv, stage_halo, in, out, tmp);
+}
+
 }  // namespace
 
 float quantized_border_value(const Border& border, PixelType type) {
@@ -188,16 +238,19 @@ void load_padded(const ImageView& src, const Rect& rect, const Border& border, P
   }
 }
 
-void apply_stage(const Stage& stage, const Plane& in, Plane& out) {
+void apply_stage(const Stage& stage, const Plane& in, Plane& out, bool integer_samples) {
   thread_local std::vector<float> tmp;
   thread_local Plane second;
   const Halo h = stage.halo();
   out.reset(shrink(in.rect, h), in.channels);
-  convolve(stage.convs[0], h, in, out, tmp);
-  if (stage.combine == Combine::Magnitude) {
+  convolve_any(stage.convs[0], h, in, out, tmp, integer_samples);
+  if (stage.combine != Combine::Single) {
     second.reset(out.rect, in.channels);
-    convolve(stage.convs[1], h, in, second, tmp);
-    for (int y = 0; y < out.rect.height; ++y) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
+    convolve_any(stage.convs[1], h, in, second, tmp, integer_samples);
+    for (int y = 0; y < out.rect.height; ++y) {
+      if (stage.combine == Combine::Magnitude) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
+      else sum_row(out.row(y), out.row(y), second.row(y), out.stride());
+    }
   }
 }
 
@@ -275,15 +328,71 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
   return true;
 }
 
+namespace {
+
+// A first stage that is one separable convolution (FMAs), straight from the source: each padded
+// input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
+// held — with a 2000-pixel halo that plane is (tile + 4000)^2 pixels. The same FMAs in the same
+// order as load_padded + apply_stage, so the same bits.
+bool streams_from_source(const Stage& stage, PixelType type) {
+  if (stage.combine != Combine::Single || !stage.convs[0].separable) return false;
+  return !(stage.convs[0].box_sum && type != PixelType::F32);
+}
+
+void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
+                           Plane& out) {
+  thread_local std::vector<float> tmp, line;
+  const Convolution& conv = stage.convs[0];
+  const int C = src.format.channels;
+  const Halo h = stage.halo();  // = conv.halo() for a single convolution
+  out.reset(shrink(in_rect, h), C);
+  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
+  const std::size_t n = static_cast<std::size_t>(ow) * C;
+  // The padded row covers the columns the row pass reads: [in_rect.x, in_rect.x + ow + kw - 1).
+  const Rect row_rect{in_rect.x, 0, ow + kw - 1, 1};
+  std::vector<int> xmap(row_rect.width);
+  for (int x = 0; x < row_rect.width; ++x) xmap[x] = border_index(row_rect.x + x, src.width, border.mode);
+  const float fill = border.value;
+  const int x_lo = std::clamp(-row_rect.x, 0, row_rect.width);
+  const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
+  line.resize(static_cast<std::size_t>(row_rect.width) * C);
+  const int rows = oh + kh - 1;
+  tmp.resize(static_cast<std::size_t>(rows) * n);
+  for (int r = 0; r < rows; ++r) {
+    const int sy = border_index(in_rect.y + r, src.height, border.mode);
+    if (sy < 0) {
+      std::fill(line.begin(), line.end(), fill);
+    } else {
+      switch (src.format.type) {
+        case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+      }
+    }
+    float* acc = tmp.data() + static_cast<std::size_t>(r) * n;
+    std::fill(acc, acc + n, 0.0f);
+    fma_taps(acc, line.data(), C, conv.row.data(), kw, n);
+  }
+  for (int y = 0; y < oh; ++y) {
+    float* acc = out.row(y);
+    std::fill(acc, acc + n, 0.0f);
+    fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(), kh, n);
+  }
+}
+
+}  // namespace
+
 void filter_tile(const TileJob& job, const Tile& tile) {
   thread_local Plane a, b;
   const PixelType type = job.src.format.type;
   Border border = job.border;
   border.value = quantized_border_value(border, type);
-  load_padded(job.src, tile.in, border, a);
   const Chain& chain = *job.chain;
+  const bool streamed = streams_from_source(chain[0], type);
+  if (!streamed) load_padded(job.src, tile.in, border, a);
   for (std::size_t s = 0; s < chain.size(); ++s) {
-    apply_stage(chain[s], a, b);
+    if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
+    else apply_stage(chain[s], a, b, type != PixelType::F32);
     quantize(b, type);
     if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
     std::swap(a, b);

@@ -25,6 +25,7 @@ enum class Epilogue : int {
   Store,       // quantize (integer types) and store the pixel type
   StoreFloat,  // store the float32 result to `scratch` (first convolution of a magnitude stage)
   Magnitude,   // a = scratch, b = this result: store quantize(sqrtf(fmaf(a, a, b*b)))
+  Sum,         // a = scratch, b = this result: store quantize(a + b) (one float32 add)
 };
 
 // The input "plane" of a convolution: positions (px, py), 0 <= px < width, 0 <= py < height, whose
@@ -58,6 +59,11 @@ struct ConvArgs {
   Epilogue epilogue = Epilogue::Store;
   int rows_per_block = 0;       // separable kernels: output rows one block walks down (launch_conv sets it)
   int taps_per_chunk_rows = 0;  // 2-D kernels: kernel rows staged at once (launch_conv sets it)
+  // The wide separable path's float32 intermediate (row pass out, column pass in): row r holds plane
+  // row origin_y + r for region columns [0, width), pixels of staged_pixel_bytes(channels); at least
+  // wide_intermediate_rows(height, kh) rows (launch_shape.hpp).
+  void* inter = nullptr;
+  std::size_t inter_pitch = 0;
 };
 
 // The fixed part of the launch shapes. Both kernels run 128 threads; a thread owns 8 consecutive
@@ -72,6 +78,10 @@ struct KernelSchedule {
   static constexpr int kBlockWidth = 32;   // output pixels per block along x
   static constexpr int kSepStepRows = 32;  // separable: output rows per column-pass step
   static constexpr int kGeneralRows = 64;  // 2-D: output rows per block (2 per thread)
+  // The wide path (kernels over 255 taps a side, or too wide for the fused kernels' shared memory):
+  // a block computes kWideSpan consecutive outputs of one row (kRun per thread) from one staged input row.
+  static constexpr int kWideSpan = kThreads * kRun;
+  static constexpr int kMaxFusedTaps = 255;
 };
 
 // Shared memory of a Hopper (sm_90) multiprocessor: 228 KiB, of which the runtime reserves 1 KiB

@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "conv/box_sum_kernel.cuh"
 #include "conv/general_kernel.cuh"
 #include "conv/launch_shape.hpp"
 #include "conv/separable_kernel.cuh"
+#include "conv/wide_kernel.cuh"
 #include "conv_kernels.hpp"
 #include "cuda/cuda_util.hpp"
 #include "tilefilter/error.hpp"
@@ -42,6 +44,33 @@ void launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t st
 }
 
 template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArgs a, cudaStream_t stream) {
+  if (shape.problem.kind == ConvKind::BoxSum) {
+    if constexpr (sizeof(T) == 4) {
+      throw Error(ErrorKind::Internal, "box sums on float samples");
+    } else {
+      if (!a.inter) throw Error(ErrorKind::Internal, "box-sum launch without an intermediate buffer");
+      launch(&conv::box_rows_kernel<C, T>, shape, stream, a);
+      LaunchShape columns = shape;
+      columns.grid = shape.column_grid;
+      columns.shared_bytes = 0;
+      a.rows_per_block = shape.rows_per_block;
+      launch(&conv::box_columns_kernel<C, T>, columns, stream, a);
+    }
+    return;
+  }
+  if (shape.wide) {
+    if (shape.problem.kind == ConvKind::General) {
+      launch(&conv::wide_rows_kernel<C, T, true>, shape, stream, a);
+      return;
+    }
+    if (!a.inter) throw Error(ErrorKind::Internal, "wide separable launch without an intermediate buffer");
+    launch(&conv::wide_rows_kernel<C, T, false>, shape, stream, a);
+    LaunchShape columns = shape;
+    columns.grid = shape.column_grid;
+    columns.shared_bytes = 0;
+    launch(&conv::wide_columns_kernel<C, T>, columns, stream, a);
+    return;
+  }
   if (shape.problem.kind == ConvKind::Separable) {
     a.rows_per_block = shape.rows_per_block;
     launch(&conv::separable_kernel<C, T>, shape, stream, a, shape.stage_rows);

@@ -12,6 +12,7 @@ namespace tf::cuda {
 
 namespace {
 
+using conv::kRun;
 using conv::S;
 
 bool is_empty(const ConvProblem& p) { return p.width <= 0 || p.height <= 0; }
@@ -93,8 +94,83 @@ LaunchShape general_launch_shape(const ConvProblem& p) {
   return s;
 }
 
+namespace {
+
+std::size_t wide_shared_bytes(const ConvProblem& p) {
+  return static_cast<std::size_t>(S::kWideSpan + p.kw + kRun) * conv::staged_pixel_bytes(p.channels);
+}
+
+constexpr unsigned kMaxGridRows = 65535;
+
+}  // namespace
+
+bool uses_wide_path(const ConvProblem& p) {
+  if (p.kw > S::kMaxFusedTaps || p.kh > S::kMaxFusedTaps) return true;
+  const std::size_t px = conv::staged_pixel_bytes(p.channels);
+  if (p.kind == ConvKind::Separable) return conv::SepLayout(p.kw, p.kh, 8).bytes(px, p.kw, p.kh) > kMaxSharedPerBlock;
+  return conv::GeneralLayout(p.kw, 1).bytes(px, p.kw) > kMaxSharedPerBlock;
+}
+
+int wide_intermediate_rows(int height, int kh) { return height + kh - 1 + kRun; }
+
+std::size_t wide_intermediate_pitch(const ConvProblem& p) {
+  const std::size_t row = static_cast<std::size_t>(std::max(p.width, 1)) * conv::staged_pixel_bytes(p.channels);
+  return (row + 127) / 128 * 128;
+}
+
+std::size_t wide_intermediate_bytes(const ConvProblem& p) {
+  if (is_empty(p) || p.kind == ConvKind::General || (p.kind == ConvKind::Separable && !uses_wide_path(p))) return 0;
+  return wide_intermediate_pitch(p) * static_cast<std::size_t>(wide_intermediate_rows(p.height, p.kh));
+}
+
+LaunchShape wide_launch_shape(const ConvProblem& p) {
+  if (is_empty(p)) return empty_shape(p);
+  LaunchShape s;
+  s.problem = p;
+  s.wide = true;
+  s.shared_bytes = wide_shared_bytes(p);
+  if (s.shared_bytes > kMaxSharedPerBlock)
+    throw Error(ErrorKind::Limit, fmt::format("kernel {} is too wide for one staged row ({} bytes of shared memory)",
+                                              kernel_size(p), s.shared_bytes));
+  s.blocks_per_multiprocessor = resident_blocks(s.shared_bytes);
+  s.columns_per_thread = conv::kRun;
+  s.rows_per_thread = 1;
+  s.rows_per_block = 1;
+  const unsigned blocks_x = static_cast<unsigned>((p.width + S::kWideSpan - 1) / S::kWideSpan);
+  const int rows = p.kind == ConvKind::Separable ? p.height + p.kh - 1 : p.height;  // row pass: every plane row
+  s.grid = dim3(blocks_x, std::min(static_cast<unsigned>(rows), kMaxGridRows), 1);
+  if (p.kind == ConvKind::Separable) {
+    const unsigned runs = static_cast<unsigned>((p.height + kRun - 1) / kRun);
+    s.column_grid =
+        dim3(static_cast<unsigned>((p.width + S::kThreads - 1) / S::kThreads), std::min(runs, kMaxGridRows), 1);
+  }
+  return s;
+}
+
+LaunchShape box_sum_launch_shape(const ConvProblem& p) {
+  if (is_empty(p)) return empty_shape(p);
+  LaunchShape s;
+  s.problem = p;
+  s.wide = true;
+  s.shared_bytes = static_cast<std::size_t>(S::kWideSpan + p.kw + S::kThreads) * conv::staged_pixel_bytes(p.channels);
+  if (s.shared_bytes > kMaxSharedPerBlock)
+    throw Error(ErrorKind::Limit, fmt::format("box {} is too wide for one staged row", kernel_size(p)));
+  s.blocks_per_multiprocessor = resident_blocks(s.shared_bytes);
+  s.columns_per_thread = 1;
+  s.rows_per_thread = std::max(256, p.kh);
+  s.rows_per_block = s.rows_per_thread;
+  const unsigned blocks_x = static_cast<unsigned>((p.width + S::kWideSpan - 1) / S::kWideSpan);
+  s.grid = dim3(blocks_x, std::min(static_cast<unsigned>(p.height + p.kh - 1), kMaxGridRows), 1);
+  const unsigned segments = static_cast<unsigned>((p.height + s.rows_per_block - 1) / s.rows_per_block);
+  s.column_grid =
+      dim3(static_cast<unsigned>((p.width + S::kThreads - 1) / S::kThreads), std::min(segments, kMaxGridRows), 1);
+  return s;
+}
+
 LaunchShape choose_launch_shape(const ConvProblem& p, int multiprocessors) {
   if (is_empty(p)) return empty_shape(p);
+  if (p.kind == ConvKind::BoxSum) return box_sum_launch_shape(p);
+  if (uses_wide_path(p)) return wide_launch_shape(p);
   return p.kind == ConvKind::Separable ? separable_launch_shape(p, multiprocessors) : general_launch_shape(p);
 }
 
@@ -104,10 +180,20 @@ std::string describe(const LaunchShape& s) {
   std::string text = fmt::format(
       "{} {} {}x{} {}x{}: grid {}x{}x{} block {}, {:.1f} KiB shared, {} blocks/SM, {}x{} px per thread, "
       "{} rows per block",
-      p.kind == ConvKind::Separable ? "separable" : "2-D", kernel_size(p), type, p.channels, p.width, p.height,
-      s.grid.x, s.grid.y, s.grid.z, s.block.x, static_cast<double>(s.shared_bytes) / 1024, s.blocks_per_multiprocessor,
-      s.columns_per_thread, s.rows_per_thread, s.rows_per_block);
-  if (p.kind == ConvKind::Separable) text += fmt::format(", {} staged rows", s.stage_rows);
+      p.kind == ConvKind::Separable ? "separable"
+      : p.kind == ConvKind::General ? "2-D"
+                                    : "box",
+      kernel_size(p), type, p.channels, p.width, p.height, s.grid.x, s.grid.y, s.grid.z, s.block.x,
+      static_cast<double>(s.shared_bytes) / 1024, s.blocks_per_multiprocessor, s.columns_per_thread, s.rows_per_thread,
+      s.rows_per_block);
+  if (p.kind == ConvKind::BoxSum)
+    text += fmt::format(", box sums: integer row prefix sums then column running sums (grid {}x{})", s.column_grid.x,
+                        s.column_grid.y);
+  else if (s.wide)
+    text += p.kind == ConvKind::Separable
+                ? fmt::format(", wide: row pass then column pass (grid {}x{})", s.column_grid.x, s.column_grid.y)
+                : std::string(", wide: one staged row per kernel row");
+  else if (p.kind == ConvKind::Separable) text += fmt::format(", {} staged rows", s.stage_rows);
   else text += fmt::format(", {} of {} kernel rows per chunk", s.kernel_rows_per_chunk, p.kh);
   return text;
 }

@@ -12,7 +12,9 @@
 
 namespace tf::cuda {
 
-enum class ConvKind : int { Separable, General };
+// BoxSum: a box_sum convolution (core's Convolution::box_sum) on integer samples: exact integer
+// window sums, O(1) a pixel (conv/box_sum_kernel.cuh).
+enum class ConvKind : int { Separable, General, BoxSum };
 
 // One convolution over one output region: what its launch shape depends on.
 struct ConvProblem {
@@ -37,7 +39,28 @@ struct LaunchShape {
   int rows_per_block = 0;
   int stage_rows = 0;             // separable: input rows staged per chunk (fewer when shared memory is short)
   int kernel_rows_per_chunk = 0;  // 2-D: kernel rows staged at once (kh when they all fit)
+  // The wide path (wide_launch_shape): grid and shared memory are those of the row launch (the
+  // separable row pass into ConvArgs::inter, or the whole 2-D kernel); a separable one then runs its
+  // column pass over `inter` with column_grid (no shared memory).
+  bool wide = false;
+  dim3 column_grid{0, 0, 1};
 };
+
+// True when a convolution takes the wide path: a side over KernelSchedule::kMaxFusedTaps taps, or
+// a fused kernel that would not fit in shared memory.
+bool uses_wide_path(const ConvProblem& problem);
+// Rows the wide separable path's intermediate needs for a region `height` rows high (kh - 1 more,
+// and one column-pass run of slack), and its bytes at `pitch`.
+int wide_intermediate_rows(int height, int kh);
+// Bytes of the intermediate of `problem` when it takes the wide separable path or is a BoxSum, else 0.
+std::size_t wide_intermediate_bytes(const ConvProblem& problem);
+std::size_t wide_intermediate_pitch(const ConvProblem& problem);
+
+// The wide path's shape: a block of 128 threads computes KernelSchedule::kWideSpan outputs of one
+// row; its shared memory holds one input row of kWideSpan + kw + 7 pixels (at most 82 KiB for 4095
+// taps of float4), so any kernel up to kMaxSeparableTaps (separable) or kMaxKernelSide (2-D) fits.
+// Grids are capped at 65535 rows; the kernels stride over the rest.
+LaunchShape wide_launch_shape(const ConvProblem& problem);
 
 // The separable kernel's shape: as many input rows staged at once as fit (32, else halved down to
 // 8), and blocks that walk down long column strips, with enough of them for two waves over
@@ -50,7 +73,15 @@ LaunchShape separable_launch_shape(const ConvProblem& problem, int multiprocesso
 // tf::Error (kind Limit) when not even one kernel row fits.
 LaunchShape general_launch_shape(const ConvProblem& problem);
 
-// One of the two above, by problem.kind. An empty region gets an empty grid (and never throws).
+// The box_sum kernels' shape: the row launch as the wide path's (grid, shared memory for one staged
+// row of integers and its prefix sums), then the column launch over column_grid, each thread
+// walking rows_per_block rows (at least 256 and kh, so its first window's kh loads cost at most one
+// per output).
+LaunchShape box_sum_launch_shape(const ConvProblem& problem);
+
+// One of the four above: BoxSum by kind, else the fused kernel by problem.kind, or the wide path
+// when uses_wide_path().
+// An empty region gets an empty grid (and never throws).
 LaunchShape choose_launch_shape(const ConvProblem& problem, int multiprocessors);
 
 // "separable 9x9 u8x4 8192x4096: grid 256x32x1 block 128, 41.4 KiB shared, 4 blocks/SM, 1x8 px per

@@ -176,6 +176,10 @@ template <int C, typename T> __device__ __forceinline__ void emit(const ConvArgs
       const float first = s[c];
       o[c] = sqrtf(fmaf(first, first, __fmul_rn(o[c], o[c])));
     }
+  } else if (a.epilogue == Epilogue::Sum) {
+    const float* s = scratch_at<C>(a, x, y);
+#pragma unroll
+    for (int c = 0; c < C; ++c) o[c] = __fadd_rn(s[c], o[c]);
   }
   put<C, T>(out_at<C, T>(a, x, y), pack<C, T>(o));
 }
