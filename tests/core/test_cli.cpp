@@ -224,7 +224,7 @@ TEST_F(Cli, BatchTakesAPreset) {
 
 TEST_F(Cli, BadPresetSaysWhy) {
   const std::string preset = dir / "bad.json";
-  std::ofstream(preset) << R"({"filters": [{"filter": "gaussian", "params": {"sigma": 500}}]})";
+  std::ofstream(preset) << R"({"filters": [{"filter": "gaussian", "params": {"sigma": 5000}}]})";
   expect_failure(fmt::format("apply {} {} --preset {}", input, output, preset), "bad.json", "out of range");
   expect_failure(fmt::format("apply {} {} --preset {}", input, output, dir / "none.json"), "none.json",
                  "cannot open preset");
