@@ -94,7 +94,7 @@ void add_apply(CLI::App& app) {
   add_preset_flag(*cmd, args->job);
   add_write_flags(*cmd, args->write);
   cmd->add_option("--memory", args->memory,
-                  "host memory for pixels in flight and the codecs, e.g. 1G (default: 160M for pixels plus 3M per "
+                  "host memory for pixels in flight and the codecs, e.g. 1G (default: 48M for pixels plus 3M per "
                   "core for codecs); TIFF, PNG and JPEG stream through it band by band, whatever their size")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--band-rows", args->band_rows, "rows per band (default: from --memory)")->group("");
