@@ -1,6 +1,6 @@
-// CPU convolution: the reference arithmetic, written so the compiler vectorizes it. Every inner
-// loop runs over one row of interleaved samples with a single tap, so the order of taps per output
-// is fixed (and equal to the CUDA kernels') whatever the vector width.
+// CPU convolution: the reference arithmetic. Every convolution is fma_rows over rows of interleaved
+// samples, vectorized across neighbouring samples (Highway, simd_rows.hpp) or in scalar sweeps, so the
+// order of taps per output is fixed (and equal to the CUDA kernels') whatever the vector width.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
