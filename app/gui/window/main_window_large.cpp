@@ -1,0 +1,104 @@
+// The main window's large documents (LargeSource): the file stays on disk and the view shows its
+// overview; the preview filters the overview with spatial parameters scaled to it, and Save streams
+// the file through the chain band by band (tf::filter_file) with progress, cancel, and the time split
+// between decoding, filtering and encoding on the timeline.
+#include <QFileInfo>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QtConcurrent>
+
+#include "main_window.hpp"
+#include "model/job_view.hpp"
+#include "model/preview_plan.hpp"
+#include "panels/device_panel.hpp"
+#include "panels/filter_panel.hpp"
+#include "platform/device_hub.hpp"
+#include "tilefilter/error.hpp"
+#include "tilefilter/filter.hpp"
+#include "views/timeline_view.hpp"
+
+namespace tf::gui {
+
+ChainSettings MainWindow::preview_chain(const ChainSettings& chain) const {
+  const LargeSource* large = document_.large();
+  if (!large || large->factor == 1) return chain;
+  ChainSettings scaled = chain;
+  scaled.filters = scaled_for_proxy(chain.filters, large->factor);
+  return scaled;
+}
+
+void MainWindow::save_large(const QString& path, int quality) {
+  const LargeSource& large = *document_.large();
+  if (QFileInfo(path).absoluteFilePath() == QFileInfo(QString::fromStdString(large.path)).absoluteFilePath()) {
+    progress_->hide();
+    show_error(tr("%1 is the open file, which stays on disk while it is shown: save to another file.").arg(path));
+    return;
+  }
+  const ChainSettings chain = panel_->settings();
+  const std::string input = large.path;
+  const QString devices = panel_->devices();
+  StreamOptions options;
+  options.write = document_.write_options(quality);
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  save_cancel_ = cancel;
+  auto report = std::make_shared<StreamReport>();
+  progress_->setRange(0, 1000);
+  progress_->setValue(0);
+  cancel_save_->show();
+  statusBar()->showMessage(tr("Filtering %1 into %2 band by band…").arg(document_.display_name(), path));
+  QPointer<QProgressBar> bar = progress_;
+  options.progress = [bar](double fraction) {
+    QMetaObject::invokeMethod(
+        bar,
+        [bar, fraction] {
+          if (bar) bar->setValue(static_cast<int>(fraction * 1000));
+        },
+        Qt::QueuedConnection);
+  };
+  save_watcher_.setFuture(QtConcurrent::run([input, path, chain, devices, options, cancel, report, this]() -> QString {
+    try {
+      const Chain parsed = parse_chain(to_specs(chain.filters));
+      std::unique_lock lock(DeviceHub::instance().job_mutex());
+      const DeviceSelection selection = DeviceHub::instance().select(devices.toStdString());
+      JobOptions job;
+      job.border = chain.border;
+      job.cancel = cancel.get();
+      *report = filter_file(input, path.toStdString(), parsed, selection.devices, job, options);
+      stream_report_ = report;  // read on the GUI thread after the watcher finished
+      return {};
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Cancelled) return tr("Save cancelled: %1 was not written.").arg(path);
+      return QString::fromUtf8(e.what());
+    } catch (const std::bad_alloc&) {
+      return tr("Not enough memory to filter the image band by band.");
+    } catch (const std::exception& e) {
+      return QString::fromUtf8(e.what());
+    }
+  }));
+}
+
+void MainWindow::finish_save_large() {
+  const StreamReport& r = *std::exchange(stream_report_, nullptr);
+  save_cancel_.reset();
+  document_.mark_saved(saving_path_);
+  const QString split = tr("%1×%2 in %3 s: decode %4 s, filter %5 s, encode %6 s (%7 bands of %8 rows)")
+                            .arg(r.width)
+                            .arg(r.height)
+                            .arg(r.wall_s, 0, 'f', 1)
+                            .arg(r.decode_s, 0, 'f', 1)
+                            .arg(r.filter_s, 0, 'f', 1)
+                            .arg(r.encode_s, 0, 'f', 1)
+                            .arg(r.bands)
+                            .arg(r.band_rows);
+  timing_label_->setText(tr("Saved: %1").arg(split));
+  statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
+  const JobView job =
+      job_view(r.job, tr("Save of %1 · %2").arg(document_.display_name(), split), r.format.pixel_bytes());
+  devices_->show_job(job);
+  timeline_->set_job(job);
+  emit saved(saving_path_);
+}
+
+}  // namespace tf::gui
