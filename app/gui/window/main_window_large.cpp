@@ -80,7 +80,8 @@ void MainWindow::save_large(const QString& path, int quality) {
 }
 
 void MainWindow::finish_save_large() {
-  const StreamReport& r = *std::exchange(stream_report_, nullptr);
+  const std::shared_ptr<StreamReport> report = std::exchange(stream_report_, nullptr);
+  const StreamReport& r = *report;
   save_cancel_.reset();
   document_.mark_saved(saving_path_);
   const QString split = tr("%1×%2 in %3 s: decode %4 s, filter %5 s, encode %6 s (%7 bands of %8 rows)")
