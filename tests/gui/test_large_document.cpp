@@ -42,6 +42,12 @@ bool identical_pixels(const tf::ImageView& a, const tf::ImageView& b) {
   return true;
 }
 
+Image copy_of(const tf::ImageView& v) {
+  Image out(v.width, v.height, v.format);
+  for (int y = 0; y < v.height; ++y) std::memcpy(out.view().row(y), v.row(y), v.row_bytes());
+  return out;
+}
+
 TEST(LargeDocument, RegionReadEqualsTheSameRegionOfAWholeDecode) {
   TempDir dir;
   const Image image = make_test_image(301, 203, Format{PixelType::U8, 3}, 5);
@@ -125,6 +131,28 @@ TEST_F(LargeWindowTest, SaveStreamsTheFileThroughTheChainAsTheCliDoes) {
                                 path.toStdString(), dir / "cli.tif")),
             0);
   EXPECT_TRUE(identical_pixels(decode_file(out.toStdString()).view(), decode_file(dir / "cli.tif").view()));
+}
+
+TEST_F(LargeWindowTest, ZoomingPastTheOverviewReadsTheVisibleRegionAtFullResolution) {
+  const Image image = make_test_image(5000, 96, Format{PixelType::U8, 3}, 9);  // overview at 1/2
+  WriteOptions tiled;
+  tiled.tiff_tile = {64, 32};
+  encode_file(dir / "wide.tif", image.view(), tiled);
+  const std::size_t saved_limit = large_image_bytes();
+  set_large_image_bytes(1);
+  open(QString::fromStdString(dir / "wide.tif"));
+  set_large_image_bytes(saved_limit);
+  ASSERT_NE(window->document()->large(), nullptr);
+  ASSERT_EQ(window->document()->large()->factor, 2);
+  ImageView* view = window->image_view();
+  EXPECT_TRUE(view->detail_image().isNull());
+  view->set_zoom(4, QPointF(view->width() / 2.0, view->height() / 2.0));
+  ASSERT_TRUE(wait_for([&] { return !view->detail_image().isNull() && window->idle(); }));
+  const QRect visible = view->visible_image_rect().intersected(QRect(0, 0, 2500, 48));
+  const Rect file{visible.x() * 2, visible.y() * 2, std::min(visible.width() * 2, 5000 - visible.x() * 2),
+                  std::min(visible.height() * 2, 96 - visible.y() * 2)};
+  EXPECT_EQ(view->detail_image().width(), file.width);
+  EXPECT_EQ(first_difference(view->detail_image(), copy_of(image.view().sub(file))), "");
 }
 
 // Run in a child process by OpensA30000SquareTiffUnder1GB (DISABLED_: not on its own).

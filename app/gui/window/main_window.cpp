@@ -91,6 +91,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     if (panel_->live_preview()) request_preview();
   });
   connect(panel_, &FilterPanel::preview_requested, this, &MainWindow::request_preview);
+  setup_large_view();
   connect(panel_, &FilterPanel::apply_requested, this, &MainWindow::apply);
   connect(panel_, &FilterPanel::error, this, &MainWindow::show_error);
   connect(view_, &ImageView::view_changed, this, [this] {
@@ -175,6 +176,7 @@ MainWindow::~MainWindow() {
   engine_->cancel();
   load_watcher_.waitForFinished();
   save_watcher_.waitForFinished();
+  detail_watcher_.waitForFinished();
   apply_watcher_.waitForFinished();
 }
 

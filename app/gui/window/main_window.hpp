@@ -95,6 +95,8 @@ class MainWindow : public QMainWindow {
   // main_window_large.cpp: documents that stay on disk (LargeSource)
   void save_large(const QString& path, int quality);
   void finish_save_large();
+  void setup_large_view();
+  void request_detail();  // the visible region at full resolution, when zoomed past the overview
   ChainSettings preview_chain(const ChainSettings& chain) const;
   // main_window_actions.cpp: menus, toolbar, file and preset actions
   void build_actions();
@@ -142,6 +144,15 @@ class MainWindow : public QMainWindow {
     QString error;
   };
   QFutureWatcher<Applied> apply_watcher_;
+  struct Detail {
+    std::shared_ptr<const LargeSource> source;
+    QImage image;
+    QRectF shown;  // overview pixels
+    QString error;
+  };
+  QFutureWatcher<Detail> detail_watcher_;
+  QTimer* detail_timer_ = nullptr;  // reads the region once zooming or panning pauses
+  bool detail_again_ = false;       // the view changed while a region was being read
   QString saving_path_;
   std::shared_ptr<std::atomic<bool>> save_cancel_;  // of the streaming save in flight
   std::shared_ptr<StreamReport> stream_report_;     // its report, once it succeeded

@@ -236,8 +236,8 @@ void MainWindow::finish_apply(const PreviewResult& full) {
 }
 
 bool MainWindow::idle() const {
-  return !load_watcher_.isRunning() && !save_watcher_.isRunning() && !apply_watcher_.isRunning() && !engine_->busy() &&
-         !apply_pending_ && !preview_pending_;
+  return !load_watcher_.isRunning() && !save_watcher_.isRunning() && !apply_watcher_.isRunning() &&
+         !detail_watcher_.isRunning() && !engine_->busy() && !apply_pending_ && !preview_pending_;
 }
 
 void MainWindow::check_idle() {

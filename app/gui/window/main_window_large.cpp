@@ -1,12 +1,14 @@
 // The main window's large documents (LargeSource): the file stays on disk and the view shows its
-// overview; the preview filters the overview with spatial parameters scaled to it, and Save streams
-// the file through the chain band by band (tf::filter_file) with progress, cancel, and the time split
-// between decoding, filtering and encoding on the timeline.
+// overview, and zoomed past it the visible region of a TIFF read at full resolution; the preview
+// filters the overview with spatial parameters scaled to it, and Save streams the file through the
+// chain band by band (tf::filter_file) with progress, cancel, and the time split between decoding,
+// filtering and encoding on the timeline.
 #include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTimer>
 #include <QtConcurrent>
 
 #include "main_window.hpp"
@@ -17,9 +19,69 @@
 #include "platform/device_hub.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/filter.hpp"
+#include "tilefilter/overview.hpp"
+#include "views/image_view.hpp"
 #include "views/timeline_view.hpp"
 
 namespace tf::gui {
+
+namespace {
+constexpr long long kDetailPixels = 16LL << 20;  // the largest region read at full resolution
+}  // namespace
+
+void MainWindow::setup_large_view() {
+  detail_timer_ = new QTimer(this);
+  detail_timer_->setSingleShot(true);
+  detail_timer_->setInterval(150);
+  connect(detail_timer_, &QTimer::timeout, this, &MainWindow::request_detail);
+  connect(view_, &ImageView::view_changed, this, [this] {
+    if (document_.large()) detail_timer_->start();
+  });
+  connect(&detail_watcher_, &QFutureWatcher<Detail>::finished, this, [this] {
+    const Detail d = detail_watcher_.result();
+    if (d.source == document_.state().large) {
+      if (!d.error.isEmpty()) show_error(d.error);
+      else view_->set_detail(d.image, d.shown);
+    }
+    if (std::exchange(detail_again_, false)) request_detail();
+    check_idle();
+  });
+}
+
+void MainWindow::request_detail() {
+  const std::shared_ptr<const LargeSource> large = document_.state().large;
+  // Only files with random access (TIFF strips and tiles) read a region without decoding from the top;
+  // PNG and JPEG keep showing the overview.
+  if (!large || document_.state().file.access != RowAccess::Random) return;
+  if (detail_watcher_.isRunning()) {
+    detail_again_ = true;
+    return;
+  }
+  const int f = large->factor;
+  const QRect visible = view_->visible_image_rect().intersected(QRect(QPoint(0, 0), view_->before_image().size()));
+  const QRect file = QRect(visible.x() * f, visible.y() * f, visible.width() * f, visible.height() * f)
+                         .intersected(QRect(0, 0, large->width, large->height));
+  // Past the overview's resolution only, and no more than a screenful or two of file pixels.
+  if (view_->device_zoom() <= 1.0 || file.isEmpty() ||
+      static_cast<long long>(file.width()) * file.height() > kDetailPixels) {
+    view_->set_detail({}, {});
+    return;
+  }
+  detail_watcher_.setFuture(QtConcurrent::run([large, file]() -> Detail {
+    Detail d;
+    d.source = large;
+    try {
+      auto reader = tf::open_image(large->path);
+      const Image region = read_region(*reader, {file.x(), file.y(), file.width(), file.height()});
+      d.image = PreviewEngine::paint_ready(region);
+      const double f = large->factor;
+      d.shown = QRectF(file.x() / f, file.y() / f, file.width() / f, file.height() / f);
+    } catch (const std::exception& e) {
+      d.error = QString::fromUtf8(e.what());
+    }
+    return d;
+  }));
+}
 
 ChainSettings MainWindow::preview_chain(const ChainSettings& chain) const {
   const LargeSource* large = document_.large();
