@@ -131,6 +131,14 @@ TEST_F(LargeWindowTest, SaveStreamsTheFileThroughTheChainAsTheCliDoes) {
                                 path.toStdString(), dir / "cli.tif")),
             0);
   EXPECT_TRUE(identical_pixels(decode_file(out.toStdString()).view(), decode_file(dir / "cli.tif").view()));
+
+  // Without a chain, Save As converts the file band by band.
+  window->set_chain({});
+  saved.clear();
+  window->save_to(QString::fromStdString(dir / "copy.tif"), 92);
+  ASSERT_TRUE(wait_for([&] { return !saved.isEmpty() && window->idle(); }, 60000))
+      << window->message_bar()->text().toStdString();
+  EXPECT_TRUE(identical_pixels(decode_file(dir / "copy.tif").view(), decode_file(path.toStdString()).view()));
 }
 
 TEST_F(LargeWindowTest, ZoomingPastTheOverviewReadsTheVisibleRegionAtFullResolution) {

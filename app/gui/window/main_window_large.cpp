@@ -10,6 +10,7 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QtConcurrent>
+#include <algorithm>
 
 #include "main_window.hpp"
 #include "model/job_view.hpp"
@@ -27,6 +28,27 @@ namespace tf::gui {
 
 namespace {
 constexpr long long kDetailPixels = 16LL << 20;  // the largest region read at full resolution
+
+// The image of `input` written to `output` band by band (a format conversion), metadata kept.
+void copy_file(const std::string& input, const std::string& output, const StreamOptions& options,
+               const std::atomic<bool>& cancel) {
+  auto reader = tf::open_image(input);
+  const ImageInfo& info = reader->info();
+  auto writer = create_image(output, info.width, info.height, info.format, info.metadata, options.write);
+  const int rows =
+      std::max(1, static_cast<int>((32ULL << 20) / (static_cast<std::size_t>(info.width) * info.format.pixel_bytes())));
+  Image band(info.width, std::min(rows, info.height), info.format);
+  for (int y = 0; y < info.height; y += rows) {
+    if (cancel) throw Error(ErrorKind::Cancelled, "cancelled");
+    tf::ImageView part = band.view();
+    part.height = std::min(rows, info.height - y);
+    reader->read_rows(y, part);
+    writer->write_rows(part);
+    if (options.progress) options.progress(static_cast<double>(y + part.height) / info.height);
+  }
+  writer->finish();
+}
+
 }  // namespace
 
 void MainWindow::setup_large_view() {
@@ -121,6 +143,10 @@ void MainWindow::save_large(const QString& path, int quality) {
   };
   save_watcher_.setFuture(QtConcurrent::run([input, path, chain, devices, options, cancel, report, this]() -> QString {
     try {
+      if (chain.filters.empty()) {  // no chain: the file converted band by band
+        copy_file(input, path.toStdString(), options, *cancel);
+        return {};
+      }
       const Chain parsed = parse_chain(to_specs(chain.filters));
       std::unique_lock lock(DeviceHub::instance().job_mutex());
       const DeviceSelection selection = DeviceHub::instance().select(devices.toStdString());
