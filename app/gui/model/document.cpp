@@ -31,7 +31,7 @@ std::atomic<std::size_t> large_bytes{initial_large_bytes()};
 std::size_t large_image_bytes() { return large_bytes; }
 void set_large_image_bytes(std::size_t bytes) { large_bytes = bytes; }
 
-DocumentState load_state(const QString& path) {
+DocumentState load_state(const QString& path, const std::function<void(double)>& progress) {
   const std::string file_path = path.toStdString();
   const auto t0 = std::chrono::steady_clock::now();
   auto reader = open_image(file_path, Limits{});
@@ -51,7 +51,7 @@ DocumentState load_state(const QString& path) {
   large->width = info.width;
   large->height = info.height;
   large->factor = overview_factor(info.width, info.height, kOverviewSide);
-  DocumentState s = make_state(DeviceHub::in_host_memory(read_overview(*reader, large->factor)));
+  DocumentState s = make_state(DeviceHub::in_host_memory(read_overview(*reader, large->factor, progress)));
   large->open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.file = info;
   s.large = std::move(large);

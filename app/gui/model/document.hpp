@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
+#include <functional>
 #include <memory>
 
 #include "mip_levels.hpp"
@@ -40,8 +41,9 @@ constexpr int kOverviewSide = 4096;
 
 // Builds the display copy and the pyramid; `display` may be passed in when already made.
 DocumentState make_state(Image image, ShownImage display = {});
-// Decodes a file into a state (an overview of a large file). Throws tf::Error naming the file and the reason.
-DocumentState load_state(const QString& path);
+// Decodes a file into a state (an overview of a large file, reporting `progress` 0..1). Throws tf::Error naming the
+// file and the reason.
+DocumentState load_state(const QString& path, const std::function<void(double)>& progress = {});
 
 class ImageDocument : public QObject {
   Q_OBJECT

@@ -53,12 +53,23 @@ void MainWindow::open_file(const QString& path) {
   statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
   progress_->setRange(0, 0);
   progress_->show();
-  load_watcher_.setFuture(QtConcurrent::run([path]() -> Loaded {
+  QPointer<QProgressBar> bar = progress_;
+  auto progress = [bar](double fraction) {  // large documents: the overview read band by band
+    QMetaObject::invokeMethod(
+        bar,
+        [bar, fraction] {
+          if (!bar) return;
+          bar->setRange(0, 1000);
+          bar->setValue(static_cast<int>(fraction * 1000));
+        },
+        Qt::QueuedConnection);
+  };
+  load_watcher_.setFuture(QtConcurrent::run([path, progress]() -> Loaded {
     Loaded out;
     out.path = path;
     out.name = QFileInfo(path).fileName();
     try {
-      out.state = load_state(path);
+      out.state = load_state(path, progress);
     } catch (const std::bad_alloc&) {
       out.error = tr("%1: not enough memory to open this image").arg(path);
     } catch (const std::exception& e) {
