@@ -1,10 +1,14 @@
 #include "document.hpp"
 
 #include <QFileInfo>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 
 #include "platform/device_hub.hpp"
 #include "preview_engine.hpp"
 #include "tilefilter/codec.hpp"
+#include "tilefilter/overview.hpp"
 
 namespace tf::gui {
 
@@ -16,10 +20,41 @@ DocumentState make_state(Image image, ShownImage display) {
   return s;
 }
 
-DocumentState load_state(const QString& path) {
-  ImageInfo file;
-  DocumentState s = make_state(decode_file(path.toStdString(), Limits{}, DeviceHub::host_allocator(), &file));
-  s.file = std::move(file);
+namespace {
+std::size_t initial_large_bytes() {
+  if (const char* env = std::getenv("TF_GUI_LARGE_BYTES")) return std::strtoull(env, nullptr, 10);
+  return 512ULL << 20;
+}
+std::atomic<std::size_t> large_bytes{initial_large_bytes()};
+}  // namespace
+
+std::size_t large_image_bytes() { return large_bytes; }
+void set_large_image_bytes(std::size_t bytes) { large_bytes = bytes; }
+
+DocumentState load_state(const QString& path, const std::function<void(double)>& progress) {
+  const std::string file_path = path.toStdString();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto reader = open_image(file_path, Limits{});
+  const ImageInfo info = reader->info();
+  const auto bytes = static_cast<std::size_t>(info.width) * info.height * info.format.pixel_bytes();
+  if (info.access == RowAccess::Whole || bytes <= large_image_bytes()) {
+    // Formats that cannot stream were decoded at open; small files are decoded whole.
+    Image image = info.access == RowAccess::Whole
+                      ? read_whole(*reader, DeviceHub::host_allocator())
+                      : (reader.reset(), decode_file(file_path, Limits{}, DeviceHub::host_allocator()));
+    DocumentState s = make_state(std::move(image));
+    s.file = info;
+    return s;
+  }
+  auto large = std::make_shared<LargeSource>();
+  large->path = file_path;
+  large->width = info.width;
+  large->height = info.height;
+  large->factor = overview_factor(info.width, info.height, kOverviewSide);
+  DocumentState s = make_state(DeviceHub::in_host_memory(read_overview(*reader, large->factor, progress)));
+  large->open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.file = info;
+  s.large = std::move(large);
   return s;
 }
 

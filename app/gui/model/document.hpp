@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
+#include <functional>
 #include <memory>
 
 #include "mip_levels.hpp"
@@ -14,18 +15,35 @@
 
 namespace tf::gui {
 
+// A file too large to decode whole: it stays on disk, the state's image is its overview (a box
+// average by `factor`), and Save streams the file through the chain (tf::filter_file).
+struct LargeSource {
+  std::string path;
+  int width = 0, height = 0;  // of the file
+  int factor = 1;             // file pixels per overview pixel, per side
+  double open_s = 0;          // time to read the overview
+};
+
 // One version of the pixels. Everything in it is made off the GUI thread (make_state).
 struct DocumentState {
   Image image;
   ShownImage display;
   std::shared_ptr<const ImagePyramid> pyramid;
-  ImageInfo file;  // what the file held (metadata, stored channels); load_state fills it
+  ImageInfo file;                            // what the file held (metadata, stored channels); load_state fills it
+  std::shared_ptr<const LargeSource> large;  // set when the file stays on disk
 };
+
+// Files whose decoded pixels would take more bytes than this open as large documents (default
+// 512 MiB, or TF_GUI_LARGE_BYTES from the environment); overviews fit in kOverviewSide pixels.
+std::size_t large_image_bytes();
+void set_large_image_bytes(std::size_t bytes);
+constexpr int kOverviewSide = 4096;
 
 // Builds the display copy and the pyramid; `display` may be passed in when already made.
 DocumentState make_state(Image image, ShownImage display = {});
-// Decodes a file into a state. Throws tf::Error naming the file and the reason.
-DocumentState load_state(const QString& path);
+// Decodes a file into a state (an overview of a large file, reporting `progress` 0..1). Throws tf::Error naming the
+// file and the reason.
+DocumentState load_state(const QString& path, const std::function<void(double)>& progress = {});
 
 class ImageDocument : public QObject {
   Q_OBJECT
@@ -35,6 +53,9 @@ class ImageDocument : public QObject {
   bool empty() const { return state_.image.empty(); }
   const DocumentState& state() const { return state_; }
   const Image& image() const { return state_.image; }
+  const LargeSource* large() const { return state_.large.get(); }
+  int width() const { return large() ? large()->width : state_.image.width(); }  // of the file
+  int height() const { return large() ? large()->height : state_.image.height(); }
   // What Save writes besides the pixels: the opened file's EXIF, ICC and XMP, and gray+alpha
   // written back as such.
   const Metadata& metadata() const { return file_.metadata; }

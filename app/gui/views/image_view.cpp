@@ -25,11 +25,18 @@ ImageView::ImageView(QWidget* parent) : QWidget(parent) {
   setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
+void ImageView::set_detail(const QImage& image, const QRectF& shown) {
+  detail_ = image;
+  detail_rect_ = shown;
+  update();
+}
+
 void ImageView::set_before(const ShownImage& image) {
   const bool same_size = image.base.size() == before_.base.size();
   release_later(std::exchange(before_, image));
   release_later(std::exchange(after_, {}));
   overlay_ = {};
+  detail_ = {};
   if (!same_size || fit_) zoom_fit();
   else update();
 }
@@ -173,7 +180,10 @@ void ImageView::paintEvent(QPaintEvent*) {
   const QRectF after_clip = !has_result() || compare_ == Compare::Before ? QRectF()
                             : split                                      ? QRectF(sx, 0, width() - sx, height())
                                                                          : QRectF(rect());
-  if (!before_clip.isEmpty()) draw_image(p, before_, whole, before_clip.intersected(image_on_screen));
+  if (!before_clip.isEmpty()) {
+    draw_image(p, before_, whole, before_clip.intersected(image_on_screen));
+    if (!detail_.isNull()) draw_image(p, ShownImage(detail_), detail_rect_, before_clip.intersected(image_on_screen));
+  }
   if (!after_clip.isEmpty()) {
     const QRectF clip = after_clip.intersected(image_on_screen);
     draw_image(p, after_.is_null() ? before_ : after_, whole, clip);

@@ -21,6 +21,10 @@ class ImageView : public QWidget {
   void set_after(const ShownImage& image);                    // full-size result (clears the interim overlay)
   void set_overlay(const QImage& image, const QRect& shown);  // interim result for `shown` (image pixels)
   void clear_after();                                         // nothing filtered: the image alone
+  // A sharper copy of part of the before image (`shown`, image pixels; `image` may have more pixels
+  // than `shown`): a large document's region decoded at full resolution.
+  void set_detail(const QImage& image, const QRectF& shown);
+  const QImage& detail_image() const { return detail_; }
   const QImage& before_image() const { return before_.base; }
   const QImage& after_image() const { return after_.base; }
   bool has_result() const { return !after_.is_null() || !overlay_.isNull(); }
@@ -73,6 +77,8 @@ class ImageView : public QWidget {
   ShownImage before_, after_;
   QImage overlay_;
   QRect overlay_rect_;
+  QImage detail_;
+  QRectF detail_rect_;
   double zoom_ = 1;
   QPointF center_;  // image point at the widget's centre
   bool fit_ = true;

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -90,6 +91,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     if (panel_->live_preview()) request_preview();
   });
   connect(panel_, &FilterPanel::preview_requested, this, &MainWindow::request_preview);
+  setup_large_view();
   connect(panel_, &FilterPanel::apply_requested, this, &MainWindow::apply);
   connect(panel_, &FilterPanel::error, this, &MainWindow::show_error);
   connect(view_, &ImageView::view_changed, this, [this] {
@@ -127,7 +129,10 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   connect(&save_watcher_, &QFutureWatcher<QString>::finished, this, [this] {
     const QString error = save_watcher_.result();
     progress_->hide();
-    if (!error.isEmpty()) {
+    cancel_save_->hide();
+    if (error.isEmpty() && stream_report_) {
+      finish_save_large();
+    } else if (!error.isEmpty()) {
       show_error(error);
     } else {
       document_.mark_saved(saving_path_);
@@ -171,6 +176,7 @@ MainWindow::~MainWindow() {
   engine_->cancel();
   load_watcher_.waitForFinished();
   save_watcher_.waitForFinished();
+  detail_watcher_.waitForFinished();
   apply_watcher_.waitForFinished();
 }
 
@@ -225,6 +231,13 @@ void MainWindow::build_status_bar() {
   statusBar()->addWidget(pixel_label_);
   statusBar()->addPermanentWidget(timing_label_);
   statusBar()->addPermanentWidget(progress_);
+  cancel_save_ = new QPushButton(tr("Cancel"), this);
+  cancel_save_->setObjectName("cancelSave");
+  cancel_save_->hide();
+  connect(cancel_save_, &QPushButton::clicked, this, [this] {
+    if (save_cancel_) *save_cancel_ = true;
+  });
+  statusBar()->addPermanentWidget(cancel_save_);
   statusBar()->addPermanentWidget(zoom_label_);
 }
 

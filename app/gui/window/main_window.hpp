@@ -5,14 +5,17 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <QPointer>
+#include <atomic>
 #include <memory>
 #include <optional>
 
 #include "model/document.hpp"
 #include "model/filter_entry.hpp"
 #include "model/preview_engine.hpp"
+#include "tilefilter/stream.hpp"
 
 class QLabel;
+class QPushButton;
 class QProgressBar;
 class QTimer;
 class QActionGroup;
@@ -89,6 +92,12 @@ class MainWindow : public QMainWindow {
   void save_settings();
   void finish_apply(const PreviewResult& full);
   void check_idle();
+  // main_window_large.cpp: documents that stay on disk (LargeSource)
+  void save_large(const QString& path, int quality);
+  void finish_save_large();
+  void setup_large_view();
+  void request_detail();  // the visible region at full resolution, when zoomed past the overview
+  ChainSettings preview_chain(const ChainSettings& chain) const;
   // main_window_actions.cpp: menus, toolbar, file and preset actions
   void build_actions();
   void open_dialog();
@@ -117,7 +126,8 @@ class MainWindow : public QMainWindow {
   QLabel* zoom_label_ = nullptr;
   QLabel* timing_label_ = nullptr;
   QProgressBar* progress_ = nullptr;
-  QTimer* view_timer_ = nullptr;  // re-plans an unfinished preview after zooming or panning
+  QPushButton* cancel_save_ = nullptr;  // shown while a large document streams to its file
+  QTimer* view_timer_ = nullptr;        // re-plans an unfinished preview after zooming or panning
   QAction* undo_action_ = nullptr;
   QAction* redo_action_ = nullptr;
   QActionGroup* compare_group_ = nullptr;
@@ -134,7 +144,18 @@ class MainWindow : public QMainWindow {
     QString error;
   };
   QFutureWatcher<Applied> apply_watcher_;
+  struct Detail {
+    std::shared_ptr<const LargeSource> source;
+    QImage image;
+    QRectF shown;  // overview pixels
+    QString error;
+  };
+  QFutureWatcher<Detail> detail_watcher_;
+  QTimer* detail_timer_ = nullptr;  // reads the region once zooming or panning pauses
+  bool detail_again_ = false;       // the view changed while a region was being read
   QString saving_path_;
+  std::shared_ptr<std::atomic<bool>> save_cancel_;  // of the streaming save in flight
+  std::shared_ptr<StreamReport> stream_report_;     // its report, once it succeeded
 
   std::optional<PreviewResult> full_;  // last full result of the current request
   quint64 requested_ = 0;              // generation of the latest preview request

@@ -53,12 +53,23 @@ void MainWindow::open_file(const QString& path) {
   statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
   progress_->setRange(0, 0);
   progress_->show();
-  load_watcher_.setFuture(QtConcurrent::run([path]() -> Loaded {
+  QPointer<QProgressBar> bar = progress_;
+  auto progress = [bar](double fraction) {  // large documents: the overview read band by band
+    QMetaObject::invokeMethod(
+        bar,
+        [bar, fraction] {
+          if (!bar) return;
+          bar->setRange(0, 1000);
+          bar->setValue(static_cast<int>(fraction * 1000));
+        },
+        Qt::QueuedConnection);
+  };
+  load_watcher_.setFuture(QtConcurrent::run([path, progress]() -> Loaded {
     Loaded out;
     out.path = path;
     out.name = QFileInfo(path).fileName();
     try {
-      out.state = load_state(path);
+      out.state = load_state(path, progress);
     } catch (const std::bad_alloc&) {
       out.error = tr("%1: not enough memory to open this image").arg(path);
     } catch (const std::exception& e) {
@@ -106,11 +117,13 @@ void MainWindow::update_title() {
     return;
   }
   const Image& img = document_.image();
-  setWindowTitle(QStringLiteral("%1[*] — %2×%3 %4 — TileFilter")
+  const QString overview =
+      document_.large() ? tr(" (on disk, shown at 1/%1)").arg(document_.large()->factor) : QString();
+  setWindowTitle(QStringLiteral("%1[*] — %2×%3 %4%5 — TileFilter")
                      .arg(document_.display_name())
-                     .arg(img.width())
-                     .arg(img.height())
-                     .arg(describe_format(img.format())));
+                     .arg(document_.width())
+                     .arg(document_.height())
+                     .arg(describe_format(img.format()), overview));
   setWindowModified(document_.modified());
 }
 
@@ -136,7 +149,7 @@ void MainWindow::request_preview() {
   v.visible = {r.x(), r.y(), r.width(), r.height()};
   v.scale = view_->device_zoom();
   v.border = s.border.mode;
-  requested_ = engine_->request(s, panel_->devices(), v);
+  requested_ = engine_->request(preview_chain(s), panel_->devices(), v);
   preview_pending_ = true;
   first_latency_ms_ = -1;
   progress_->setRange(0, 100);
@@ -205,6 +218,10 @@ void MainWindow::apply() {
     show_info(tr("Add a filter to the chain first (Add filter)."));
     return;
   }
+  if (document_.large()) {
+    show_info(tr("This image stays on disk: Save As writes the chain's result band by band from the file."));
+    return;
+  }
   if (apply_watcher_.isRunning() || apply_pending_) return;
   apply_pending_ = true;
   apply_chain_ = s;
@@ -230,8 +247,8 @@ void MainWindow::finish_apply(const PreviewResult& full) {
 }
 
 bool MainWindow::idle() const {
-  return !load_watcher_.isRunning() && !save_watcher_.isRunning() && !apply_watcher_.isRunning() && !engine_->busy() &&
-         !apply_pending_ && !preview_pending_;
+  return !load_watcher_.isRunning() && !save_watcher_.isRunning() && !apply_watcher_.isRunning() &&
+         !detail_watcher_.isRunning() && !engine_->busy() && !apply_pending_ && !preview_pending_;
 }
 
 void MainWindow::check_idle() {
@@ -246,6 +263,11 @@ void MainWindow::save_to(const QString& path, int quality) {
   }
   saving_path_ = path;
   save_quality_ = quality;
+  stream_report_.reset();
+  if (document_.large()) {
+    save_large(path, quality);
+    return;
+  }
   progress_->setRange(0, 0);
   progress_->show();
   statusBar()->showMessage(tr("Saving %1…").arg(path));
