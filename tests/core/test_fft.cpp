@@ -5,12 +5,14 @@
 // choice depends on the kernel alone; --exact keeps the direct path's bits.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "naive_reference.hpp"
 #include "test_support.hpp"
+#include "tilefilter/codec.hpp"
 #include "tilefilter/cpu.hpp"
 #include "tilefilter/scheduler.hpp"
 
@@ -199,6 +201,34 @@ TEST(Fft, ChainsFeedTheNextStage) {
   EXPECT_TRUE(same_pixels(second.view(), filter_image(src, {box, k}, cpus, o).view()));
   const Reference ref = float64_reference(first, k, o.border);
   EXPECT_LE(max_error(second, ref), allowed(ref, PixelType::U8));
+}
+
+// The CLI's --exact: direct convolution, the bits of an exact job; without it the FFT path, within the bound.
+TEST(Fft, CliExactFlag) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  const test::TempDir dir;
+  const std::string input = dir / "in.png", kernel = dir / "k.txt", output = dir / "out.png";
+  const Image src = test::random_image(90, 70, Format{PixelType::U8, 3}, test::test_seed(36000));
+  encode_file(input, src.view());
+  const Stage k = random_stage(27, 27, 17, true);
+  {
+    std::ofstream f(kernel);
+    for (int y = 0; y < 27; ++y)
+      for (int x = 0; x < 27; ++x) f << fmt::format("{:.9g}{}", k.convs[0].kernel.at(x, y), x == 26 ? "\n" : " ");
+  }
+  const Stage loaded = parse_filter_spec("custom:file=" + kernel);
+  ASSERT_EQ(loaded.convs[0].kernel.taps, k.convs[0].kernel.taps);
+  std::string out;
+  ASSERT_EQ(test::run_cli(
+                fmt::format("apply {} {} -f custom:file={} --devices cpu:2 --exact -q", input, output, kernel), &out),
+            0)
+      << out;
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), run(src, loaded, {}, 32, "cpu:1", true).view()));
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f custom:file={} --devices cpu:2 -q", input, output, kernel), &out),
+            0)
+      << out;
+  const Reference ref = float64_reference(src, loaded, {});
+  EXPECT_LE(max_error(decode_file(output), ref), allowed(ref, PixelType::U8));
 }
 
 }  // namespace
