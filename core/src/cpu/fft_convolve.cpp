@@ -63,9 +63,16 @@ std::mutex& fftw_mutex() {
 struct PlanPair {
   int rows = 0, cols = 0, channels = 0;
   fftwf_plan forward = nullptr, inverse = nullptr;
+  PlanPair() = default;
+  PlanPair(const PlanPair&) = delete;
+  PlanPair& operator=(const PlanPair&) = delete;
+  ~PlanPair() {
+    if (forward) fftwf_destroy_plan(forward);
+    if (inverse) fftwf_destroy_plan(inverse);
+  }
 };
 
-// Plans live as long as the process (a few sizes per job).
+// Plans live as long as the process (a few sizes per job); destroyed with it, after every job.
 const PlanPair& plans_for(int rows, int cols, int channels) {
   static std::vector<std::unique_ptr<PlanPair>> cache;
   std::lock_guard lock(fftw_mutex());
