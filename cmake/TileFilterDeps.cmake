@@ -161,6 +161,19 @@ if(TF_WITH_GUI)
   endif()
 endif()
 
+# Google Highway (Debian's libhwy-dev): the CPU backend's vector loops, dispatched at run time to
+# the CPU's best target with native FMA (core/src/cpu/simd_rows.cpp). Without it (the GPU machines,
+# or TF_WITH_HWY=OFF) the scalar loops run: the same bits, slower.
+option(TF_WITH_HWY "Use Google Highway for the CPU backend's vector loops when found" ON)
+set(TF_HAVE_HWY OFF)
+if(TF_WITH_HWY AND PkgConfig_FOUND)
+  pkg_check_modules(HWY QUIET IMPORTED_TARGET libhwy)
+  if(TARGET PkgConfig::HWY)
+    set(TF_HAVE_HWY ON)
+  endif()
+endif()
+message(STATUS "TileFilter: Highway=${TF_HAVE_HWY} ${HWY_VERSION}")
+
 # Deterministic arithmetic (docs/design.md, contract 2): no implicit contraction of a*b+c anywhere;
 # every fused multiply-add is written out.
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)

@@ -17,7 +17,7 @@ packages=(build-essential cmake ninja-build pkg-config git
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev clang-format python3 dpkg-dev file
-  libopenmpi-dev openmpi-bin)
+  libopenmpi-dev openmpi-bin libhwy-dev)
 
 install_deps() {
   local missing=()

@@ -4,6 +4,7 @@
 // for separable ones, through a float32 intermediate); integer results rounded to nearest-even and
 // saturated after every stage of a chain.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "tilefilter/device.hpp"
@@ -48,6 +49,14 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 // The whole reference path for one tile.
 void filter_tile(const TileJob& job, const Tile& tile);
+
+// The vector path the convolution loops take on this machine: a Highway target with native FMA
+// ("AVX2", "AVX3", "NEON", ...), or "scalar" (std::fma loops: builds without Highway, CPUs without
+// FMA, or after set_simd_enabled(false)). Both give the same bits (docs/design.md, contract 2).
+std::string simd_target();
+// Tests and benchmarks: false forces the scalar loops, true (the default) allows the vector ones.
+// Set it only while no job runs.
+void set_simd_enabled(bool enabled);
 
 // The FFT path for large general 2-D kernels (docs/design.md, contract 2; core/src/cpu/fft_convolve.cpp):
 // not bit-identical to direct convolution, within a stated bound of a float64 reference. A

@@ -1,7 +1,8 @@
-// CPU convolution: the reference arithmetic, written so the compiler vectorizes it. Every inner
-// loop runs over one row of interleaved samples with a single tap, so the order of taps per output
-// is fixed (and equal to the CUDA kernels') whatever the vector width.
+// CPU convolution: the reference arithmetic. Every convolution is fma_rows over rows of interleaved
+// samples, vectorized across neighbouring samples (Highway, simd_rows.hpp) or in scalar sweeps, so the
+// order of taps per output is fixed (and equal to the CUDA kernels') whatever the vector width.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +11,10 @@
 
 #include "tilefilter/cpu.hpp"
 #include "tilefilter/error.hpp"
+
+#if TF_HAVE_HWY
+#include "cpu/simd_rows.hpp"
+#endif
 
 // std::fma is only fast with hardware FMA: build an x86-64-v3 clone next to a portable one.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
@@ -58,10 +63,9 @@ TF_MULTIVERSION void fma_row5(float* __restrict acc, const float* __restrict s0,
         std::fma(s4[i], t4, std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])))));
 }
 
-// acc[i] = sum over k of src_k[i] * taps[k], k in order, where src_k = base + k * step. However the
-// taps are grouped into sweeps, each output's FMAs run in tap order: the bits do not depend on it.
-void fma_taps(float* acc, const float* base, std::ptrdiff_t step, const float* taps, int count, std::size_t n) {
-  auto src = [&](int k) { return base + k * step; };
+// acc[i] = sum over k of src(k)[i] * taps[k], k in order. However the taps are grouped into sweeps,
+// each output's FMAs run in tap order: the bits do not depend on it.
+template <class Src> void fma_taps(float* acc, Src src, const float* taps, int count, std::size_t n) {
   const int fours = count % 4 == 1 && count >= 5 ? count / 4 - 1 : count / 4;  // a lone last tap joins a group of 5
   int k = 0;
   for (int g = 0; g < fours; ++g, k += 4) fma_row4(acc, src(k), src(k + 1), src(k + 2), src(k + 3), taps + k, n);
@@ -72,6 +76,64 @@ void fma_taps(float* acc, const float* base, std::ptrdiff_t step, const float* t
     case 3: fma_row3(acc, src(k), src(k + 1), src(k + 2), taps + k, n); break;
     case 5: fma_row5(acc, src(k), src(k + 1), src(k + 2), src(k + 3), src(k + 4), taps + k, n); break;
     default: throw Error(ErrorKind::Internal, "fma_taps: unexpected remainder");
+  }
+}
+
+std::atomic<bool> simd_enabled{true};
+
+const char* vector_target() {
+#if TF_HAVE_HWY
+  return simd_enabled.load(std::memory_order_relaxed) ? simd::target() : nullptr;
+#else
+  return nullptr;
+#endif
+}
+
+// The one accumulation every convolution runs: acc[i] = FMAs over rows r, then taps k of each row, of
+// rows[r][k * step + i] * taps[r * count + k], from 0 when `fresh` (else from acc[i]). A row pass is
+// one row with step = channels, a column pass `nrows` rows of one tap each, a 2-D kernel its rows with
+// step = channels. Vectorized across i (Highway) where the CPU has an FMA target, else the sweeps above.
+void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps, int count,
+              std::size_t n, bool fresh) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::fma_rows(acc, rows, nrows, step, taps, count, n, fresh);
+    return;
+  }
+#endif
+  if (fresh) std::fill(acc, acc + n, 0.0f);
+  if (count == 1) {
+    fma_taps(
+        acc, [&](int r) { return rows[r]; }, taps, nrows, n);
+    return;
+  }
+  for (int r = 0; r < nrows; ++r)
+    fma_taps(
+        acc, [&](int k) { return rows[r] + k * step; }, taps + static_cast<std::size_t>(r) * count, count, n);
+}
+
+// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh rows:
+// row r is computed once, when the first output that needs it comes up, so the intermediate stays in
+// cache (kh rows of the tile's width) instead of making a round trip through memory. `source_row(r, n)`
+// returns padded input row r of the rows the column pass needs, its first column the first the row pass
+// reads.
+template <class SourceRow> void separable_rows(const Convolution& conv, Plane& out, SourceRow&& source_row) {
+  thread_local std::vector<float> ring;
+  thread_local std::vector<const float*> column;
+  const int C = out.channels, kw = conv.kernel.width, kh = conv.kernel.height, oh = out.rect.height;
+  const std::size_t n = out.stride();
+  ring.resize(static_cast<std::size_t>(kh) * n);
+  column.resize(kh);
+  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % kh) * n; };
+  auto row_pass = [&](int r) {
+    const float* src = source_row(r);
+    fma_rows(slot(r), &src, 1, C, conv.row.data(), kw, n, true);
+  };
+  for (int r = 0; r + 1 < kh; ++r) row_pass(r);
+  for (int y = 0; y < oh; ++y) {
+    row_pass(y + kh - 1);
+    for (int k = 0; k < kh; ++k) column[k] = slot(y + k);
+    fma_rows(out.row(y), column.data(), kh, 0, conv.col.data(), 1, n, true);
   }
 }
 
@@ -124,38 +186,21 @@ void load_row(const T* src, const std::vector<int>& xmap, int x_lo, int x_hi, in
 }
 
 // One convolution over `in`, written into `out` (out.rect = in.rect shrunk by `stage_halo`).
-void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, std::vector<float>& tmp) {
+void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out) {
   const int C = in.channels;
   const Halo h = conv.halo();
   const int dx = stage_halo.left - h.left, dy = stage_halo.top - h.top;
-  const int ow = out.rect.width, oh = out.rect.height;
-  const std::size_t n = static_cast<std::size_t>(ow) * C;
   const Kernel& k = conv.kernel;
+  const std::size_t x0 = static_cast<std::size_t>(dx) * C;
   if (conv.separable) {
-    // Row pass over the rows the column pass needs, into a float32 intermediate.
-    const int rows = oh + k.height - 1;
-    tmp.resize(static_cast<std::size_t>(rows) * n);
-    for (int r = 0; r < rows; ++r) {
-      const float* src = in.row(dy + r) + static_cast<std::size_t>(dx) * C;
-      float* acc = tmp.data() + static_cast<std::size_t>(r) * n;
-      std::fill(acc, acc + n, 0.0f);
-      fma_taps(acc, src, C, conv.row.data(), k.width, n);
-    }
-    for (int y = 0; y < oh; ++y) {
-      float* acc = out.row(y);
-      std::fill(acc, acc + n, 0.0f);
-      fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(),
-               k.height, n);
-    }
-  } else {
-    for (int y = 0; y < oh; ++y) {
-      float* acc = out.row(y);
-      std::fill(acc, acc + n, 0.0f);
-      for (int ky = 0; ky < k.height; ++ky) {
-        const float* src = in.row(y + dy + ky) + static_cast<std::size_t>(dx) * C;
-        fma_taps(acc, src, C, &k.taps[static_cast<std::size_t>(ky) * k.width], k.width, n);
-      }
-    }
+    separable_rows(conv, out, [&](int r) { return in.row(dy + r) + x0; });
+    return;
+  }
+  thread_local std::vector<const float*> rows;
+  rows.resize(k.height);
+  for (int y = 0; y < out.rect.height; ++y) {
+    for (int ky = 0; ky < k.height; ++ky) rows[ky] = in.row(y + dy + ky) + x0;
+    fma_rows(out.row(y), rows.data(), k.height, C, k.taps.data(), k.width, out.stride(), true);
   }
 }
 
@@ -198,13 +243,18 @@ void box_sum(const Convolution& conv, const Halo& stage_halo, const Plane& in, P
   }
 }
 
-void convolve_any(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, std::vector<float>& tmp,
-                  bool integer_samples) {
+void convolve_any(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, bool integer_samples) {
   if (conv.box_sum && integer_samples) box_sum(conv, stage_halo, in, out);
-  else convolve(conv, stage_halo, in, out, tmp);
+  else convolve(conv, stage_halo, in, out);
 }
 
 }  // namespace
+
+std::string simd_target() {
+  const char* name = vector_target();
+  return name ? name : "scalar";
+}
+void set_simd_enabled(bool enabled) { simd_enabled.store(enabled, std::memory_order_relaxed); }
 
 float quantized_border_value(const Border& border, PixelType type) {
   switch (type) {
@@ -239,14 +289,13 @@ void load_padded(const ImageView& src, const Rect& rect, const Border& border, P
 }
 
 void apply_stage(const Stage& stage, const Plane& in, Plane& out, bool integer_samples) {
-  thread_local std::vector<float> tmp;
   thread_local Plane second;
   const Halo h = stage.halo();
   out.reset(shrink(in.rect, h), in.channels);
-  convolve_any(stage.convs[0], h, in, out, tmp, integer_samples);
+  convolve_any(stage.convs[0], h, in, out, integer_samples);
   if (stage.combine != Combine::Single) {
     second.reset(out.rect, in.channels);
-    convolve_any(stage.convs[1], h, in, second, tmp, integer_samples);
+    convolve_any(stage.convs[1], h, in, second, integer_samples);
     for (int y = 0; y < out.rect.height; ++y) {
       if (stage.combine == Combine::Magnitude) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
       else sum_row(out.row(y), out.row(y), second.row(y), out.stride());
@@ -341,24 +390,20 @@ bool streams_from_source(const Stage& stage, PixelType type) {
 
 void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
                            Plane& out) {
-  thread_local std::vector<float> tmp, line;
+  thread_local std::vector<float> line;
   const Convolution& conv = stage.convs[0];
   const int C = src.format.channels;
   const Halo h = stage.halo();  // = conv.halo() for a single convolution
   out.reset(shrink(in_rect, h), C);
-  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
-  const std::size_t n = static_cast<std::size_t>(ow) * C;
   // The padded row covers the columns the row pass reads: [in_rect.x, in_rect.x + ow + kw - 1).
-  const Rect row_rect{in_rect.x, 0, ow + kw - 1, 1};
+  const Rect row_rect{in_rect.x, 0, out.rect.width + conv.kernel.width - 1, 1};
   std::vector<int> xmap(row_rect.width);
   for (int x = 0; x < row_rect.width; ++x) xmap[x] = border_index(row_rect.x + x, src.width, border.mode);
   const float fill = border.value;
   const int x_lo = std::clamp(-row_rect.x, 0, row_rect.width);
   const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
   line.resize(static_cast<std::size_t>(row_rect.width) * C);
-  const int rows = oh + kh - 1;
-  tmp.resize(static_cast<std::size_t>(rows) * n);
-  for (int r = 0; r < rows; ++r) {
+  separable_rows(conv, out, [&](int r) {
     const int sy = border_index(in_rect.y + r, src.height, border.mode);
     if (sy < 0) {
       std::fill(line.begin(), line.end(), fill);
@@ -369,15 +414,8 @@ void separable_from_source(const ImageView& src, const Rect& in_rect, const Bord
         case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
       }
     }
-    float* acc = tmp.data() + static_cast<std::size_t>(r) * n;
-    std::fill(acc, acc + n, 0.0f);
-    fma_taps(acc, line.data(), C, conv.row.data(), kw, n);
-  }
-  for (int y = 0; y < oh; ++y) {
-    float* acc = out.row(y);
-    std::fill(acc, acc + n, 0.0f);
-    fma_taps(acc, tmp.data() + static_cast<std::size_t>(y) * n, static_cast<std::ptrdiff_t>(n), conv.col.data(), kh, n);
-  }
+    return static_cast<const float*>(line.data());
+  });
 }
 
 }  // namespace

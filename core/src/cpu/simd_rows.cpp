@@ -1,0 +1,124 @@
+// Highway implementation of simd_rows.hpp. This file is compiled once per target through
+// hwy/foreach_target.h; the dispatch table and the entry points are in the HWY_ONCE part at the end.
+// Lanes are neighbouring samples of one row (pixels and channels), never taps: every output keeps its
+// own FMA chain in tap order, so the vector width cannot change a bit.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/simd_rows.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include <cmath>
+#include <cstddef>
+
+#include "cpu/simd_rows.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tf::cpu::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+const char* TargetName() {
+#if HWY_NATIVE_FMA
+  return hwy::TargetName(HWY_TARGET);
+#else
+  return nullptr;  // MulAdd would be a multiply and an add, rounded twice
+#endif
+}
+
+#if HWY_NATIVE_FMA
+// Eight vectors of outputs at a time: eight independent FMA chains hide the FMA latency, and each
+// tap's broadcast serves all of them. Sizeless-safe (no arrays of vectors) for SVE.
+template <class D>
+HWY_INLINE void Block8(D d, float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step,
+                       const float* taps, int count, std::size_t i, bool fresh) {
+  const std::size_t N = hn::Lanes(d);
+  auto a0 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i);
+  auto a1 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + N);
+  auto a2 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 2 * N);
+  auto a3 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 3 * N);
+  auto a4 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 4 * N);
+  auto a5 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 5 * N);
+  auto a6 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 6 * N);
+  auto a7 = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i + 7 * N);
+  const float* t = taps;
+  for (int r = 0; r < nrows; ++r) {
+    const float* s = rows[r] + i;
+    for (int k = 0; k < count; ++k, s += step) {
+      const auto tap = hn::Set(d, *t++);
+      a0 = hn::MulAdd(hn::LoadU(d, s), tap, a0);
+      a1 = hn::MulAdd(hn::LoadU(d, s + N), tap, a1);
+      a2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), tap, a2);
+      a3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), tap, a3);
+      a4 = hn::MulAdd(hn::LoadU(d, s + 4 * N), tap, a4);
+      a5 = hn::MulAdd(hn::LoadU(d, s + 5 * N), tap, a5);
+      a6 = hn::MulAdd(hn::LoadU(d, s + 6 * N), tap, a6);
+      a7 = hn::MulAdd(hn::LoadU(d, s + 7 * N), tap, a7);
+    }
+  }
+  hn::StoreU(a0, d, acc + i);
+  hn::StoreU(a1, d, acc + i + N);
+  hn::StoreU(a2, d, acc + i + 2 * N);
+  hn::StoreU(a3, d, acc + i + 3 * N);
+  hn::StoreU(a4, d, acc + i + 4 * N);
+  hn::StoreU(a5, d, acc + i + 5 * N);
+  hn::StoreU(a6, d, acc + i + 6 * N);
+  hn::StoreU(a7, d, acc + i + 7 * N);
+}
+
+template <class D>
+HWY_INLINE void Block1(D d, float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step,
+                       const float* taps, int count, std::size_t i, bool fresh) {
+  auto a = fresh ? hn::Zero(d) : hn::LoadU(d, acc + i);
+  const float* t = taps;
+  for (int r = 0; r < nrows; ++r) {
+    const float* s = rows[r] + i;
+    for (int k = 0; k < count; ++k, s += step) a = hn::MulAdd(hn::LoadU(d, s), hn::Set(d, *t++), a);
+  }
+  hn::StoreU(a, d, acc + i);
+}
+#endif
+
+void FmaRows(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps,
+             int count, std::size_t n, bool fresh) {
+#if HWY_NATIVE_FMA
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + 8 * N <= n; i += 8 * N) Block8(d, acc, rows, nrows, step, taps, count, i, fresh);
+  for (; i + N <= n; i += N) Block1(d, acc, rows, nrows, step, taps, count, i, fresh);
+  // The last samples of a row one at a time, in the same tap order.
+  for (; i < n; ++i) {
+    float a = fresh ? 0.0f : acc[i];
+    const float* t = taps;
+    for (int r = 0; r < nrows; ++r)
+      for (int k = 0; k < count; ++k) a = std::fma(rows[r][k * step + static_cast<std::ptrdiff_t>(i)], *t++, a);
+    acc[i] = a;
+  }
+#else
+  (void)acc, (void)rows, (void)nrows, (void)step, (void)taps, (void)count, (void)n, (void)fresh;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tf::cpu::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tf::cpu::simd {
+
+HWY_EXPORT(TargetName);
+HWY_EXPORT(FmaRows);
+
+const char* target() {
+  static const char* const name = HWY_DYNAMIC_DISPATCH(TargetName)();
+  return name;
+}
+
+void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps, int count,
+              std::size_t n, bool fresh) {
+  HWY_DYNAMIC_DISPATCH(FmaRows)(acc, rows, nrows, step, taps, count, n, fresh);
+}
+
+}  // namespace tf::cpu::simd
+#endif
