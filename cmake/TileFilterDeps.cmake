@@ -86,6 +86,17 @@ if(TF_WITH_IO_LIBS)
                  "libexif=${TF_HAVE_LIBEXIF} zstd=${TF_HAVE_ZSTD}")
 endif()
 
+# FFTW3 single precision (Debian libfftw3-dev) for the CPU's FFT path of large 2-D kernels
+# (docs/design.md, contract 2); without it every convolution is direct.
+set(TF_HAVE_FFTW OFF)
+if(PkgConfig_FOUND)
+  pkg_check_modules(FFTW3F QUIET IMPORTED_TARGET fftw3f)
+  if(TARGET PkgConfig::FFTW3F)
+    set(TF_HAVE_FFTW ON)
+  endif()
+endif()
+message(STATUS "TileFilter: fftw3f=${TF_HAVE_FFTW}")
+
 set(TF_HAVE_OPENCV OFF)
 if(TF_WITH_OPENCV)
   # Only core, imgproc and imgcodecs: highgui would drag in another Qt. Debian's per-module -dev

@@ -13,7 +13,7 @@ case "$verb" in run|test|build|deps) ;; *) echo "usage: cmake/tf.sh run|test" >&
 
 packages=(build-essential cmake ninja-build pkg-config git
   libstb-dev libturbojpeg0-dev libtiff-dev libpng-dev libjpeg62-turbo-dev libexif-dev libzstd-dev zlib1g-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libfftw3-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev clang-format python3 dpkg-dev file

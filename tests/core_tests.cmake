@@ -35,6 +35,7 @@ tf_add_suite(tf_reference_tests SOURCES core/test_naive_reference.cpp core/test_
 if(TF_HAVE_HWY)
   target_compile_definitions(tf_reference_tests PRIVATE TF_HAVE_HWY=1)
 endif()
+tf_add_suite(tf_fft_tests SOURCES core/test_fft.cpp LABELS core reference)  # the FFT path: float64 reference, a bound
 if(TF_HAVE_OPENCV)
   tf_add_suite(tf_oracle_tests SOURCES core/test_opencv_oracle.cpp LABELS core oracle)
 endif()

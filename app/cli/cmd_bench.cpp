@@ -323,6 +323,7 @@ void add_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tile", a->job.tile, "tile size N or WxH for host-resident runs (default: automatic)");
   cmd->add_option("--streams", a->job.streams, "CUDA streams per GPU (default: the backend's)");
+  cmd->add_flag("--exact", a->job.exact, "direct convolution only (no FFT path for large 2-D kernels)");
   cmd->add_option("--device-memory", a->job.device_memory, "cap on memory used per GPU, e.g. 512M")
       ->transform(CLI::AsSizeValue(false));
   cmd->callback([a] { run_bench(*a); });

@@ -28,6 +28,9 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
       ->capture_default_str();
   cmd.add_option("--tile", f.tile, "tile size N or WxH in pixels (default: chosen from device memory)");
   cmd.add_option("--streams", f.streams, "CUDA streams per GPU (default: chosen by the backend)");
+  cmd.add_flag("--exact", f.exact,
+               "direct convolution only: large 2-D kernels skip the CPU's FFT path (bit-identical on every "
+               "backend and tiling, slower)");
   cmd.add_option("--device-memory", f.device_memory, "cap on memory used per GPU, e.g. 512M (default: free memory)")
       ->transform(CLI::AsSizeValue(false));
   cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images decoded whole with more pixels than this")
@@ -146,6 +149,7 @@ JobOptions job_options(const JobFlags& f) {
   if (f.streams < 0 || f.streams > 64) throw Error(ErrorKind::InvalidArgument, "--streams must be between 1 and 64");
   o.schedule.streams_per_device = f.streams;
   o.faults.rate = f.fault_rate;
+  o.exact = f.exact;
   return o;
 }
 

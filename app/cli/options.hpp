@@ -21,6 +21,7 @@ struct JobFlags {
   long long pixel_limit = Limits{}.max_pixels;
   long long stream_pixel_limit = Limits{}.max_stream_pixels;
   double fault_rate = 0;  // test-only
+  bool exact = false;     // --exact: direct convolution only (no FFT path)
   std::string preset;     // --preset FILE: a chain saved by the GUI (apply and batch)
   const CLI::Option* border_flag = nullptr;
   const CLI::Option* border_value_flag = nullptr;

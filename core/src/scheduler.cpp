@@ -134,7 +134,7 @@ class Run {
     // Last resort: the reference path in this thread. Its failure fails the job.
     const int index = static_cast<int>(devices_.size());
     const double t0 = telemetry_.now();
-    cpu::filter_tile(job_, q.tile);
+    cpu::process_tile(job_, q.tile);
     telemetry_.add({index, 0, StageKind::Compute, q.tile.index, t0, telemetry_.now(),
                     static_cast<std::size_t>(q.tile.out.area()) * job_.src.format.pixel_bytes()});
     std::lock_guard lock(mutex_);
@@ -225,7 +225,7 @@ void check_arguments(const ImageView& src, const ImageView& dst, const Chain& ch
 
 JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain,
                    const std::vector<DevicePtr>& devices, const JobOptions& options, Telemetry& telemetry) {
-  TileJob job{src, dst, &chain, options.border, options.faults};
+  TileJob job{src, dst, &chain, options.border, options.faults, options.exact};
   JobReport report;
   const auto [first, end] = band_of(src, options);
   const TileSize tile = choose_tile_size(job, devices, options.schedule, end - first);

@@ -36,6 +36,7 @@ Image cpu_reference(const Image& src, const Chain& chain, const Border& border) 
   static const std::vector<DevicePtr> cpus = select_devices("cpu").devices;
   JobOptions o;
   o.border = border;
+  o.exact = true;  // direct convolution, the bits GPUs match (not the CPU's FFT path for large 2-D kernels)
   return filter_image(src, chain, cpus, o);
 }
 

@@ -58,6 +58,23 @@ std::string simd_target();
 // Set it only while no job runs.
 void set_simd_enabled(bool enabled);
 
+// The FFT path for large general 2-D kernels (docs/design.md, contract 2; core/src/cpu/fft_convolve.cpp):
+// not bit-identical to direct convolution, within a stated bound of a float64 reference. A
+// convolution takes it when it is a general (non-separable, non-box) 2-D kernel of at least
+// kFftMinTaps taps, FFTW was found at build time and the job is not exact: a choice made from the
+// kernel alone, never from the tile or the number of workers.
+constexpr int kFftMinTaps = 25 * 25;
+bool fft_available();
+bool uses_fft(const Convolution& conv);
+// True when some stage of the job's chain is a single convolution that uses_fft() and !job.exact.
+bool chain_uses_fft(const TileJob& job);
+// One stage through the FFT: `in` covers R, `out` is resized to R shrunk by the stage's halo, not quantized.
+// The stage must be Combine::Single with a convolution that uses_fft().
+void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out);
+// What a CPU worker runs for a tile: filter_tile(), or, when chain_uses_fft(job), the same steps
+// (padded input, stages, quantization after each, border re-synthesis between) with FFT stages.
+void process_tile(const TileJob& job, const Tile& tile);
+
 // A CPU worker as a Device. `slowdown` > 1 makes it deliberately slow (tests of load balancing).
 DevicePtr make_cpu_device(int ordinal, double slowdown = 1.0);
 

@@ -50,6 +50,8 @@ struct TileJob {
   const Chain* chain = nullptr;
   Border border;
   FaultInjection faults;
+  // Direct convolution only: no FFT path for large 2-D kernels (`--exact`; docs/design.md, contract 2).
+  bool exact = false;
 };
 
 // One tile's work, as the scheduler hands it to Device::process().

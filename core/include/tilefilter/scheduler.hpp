@@ -26,6 +26,9 @@ struct JobOptions {
   // Output rows [first_row, end_row) to compute; end_row 0 = to the bottom. With a band, src and dst
   // may be window_view()s holding only the rows the band reads and writes (streamed images).
   int first_row = 0, end_row = 0;
+  // Direct convolution everywhere (bit-identical on every backend and tiling); otherwise large 2-D
+  // kernels may take the CPU's FFT path (docs/design.md, contract 2).
+  bool exact = false;
 };
 
 struct TileFailure {

@@ -1,0 +1,235 @@
+// The CPU's FFT path for large 2-D kernels (docs/design.md, contract 2, "The FFT path"): its output
+// against a float64 direct convolution of the same padded input, within the stated bound
+// |y - y64| <= kFftBound * sum|k| * max|x| before quantization (so integer outputs are within one
+// level of the rounded float64 result while that is below 1); tiled = untiled within the bound; the
+// choice depends on the kernel alone; --exact keeps the direct path's bits.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "naive_reference.hpp"
+#include "test_support.hpp"
+#include "tilefilter/codec.hpp"
+#include "tilefilter/cpu.hpp"
+#include "tilefilter/scheduler.hpp"
+
+namespace tf {
+namespace {
+
+constexpr double kFftBound = 1e-5;  // the bound docs/design.md states
+
+Stage random_stage(int w, int h, unsigned seed, bool positive) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(positive ? 0.0 : -1.0, 1.0);
+  std::vector<std::vector<double>> rows(h, std::vector<double>(w));
+  for (auto& r : rows)
+    for (auto& v : r) v = u(rng) / (w * h) * 4;
+  Stage s;
+  s.name = fmt::format("random{}x{}", w, h);
+  s.convs.push_back(make_convolution(Kernel::from_rows(rows)));
+  return s;
+}
+
+double sample(const ImageView& v, int x, int y, int c) {
+  switch (v.format.type) {
+    case PixelType::U8: return v.row_as<std::uint8_t>(y)[x * v.format.channels + c];
+    case PixelType::U16: return v.row_as<std::uint16_t>(y)[x * v.format.channels + c];
+    case PixelType::F32: return v.row_as<float>(y)[x * v.format.channels + c];
+  }
+  return 0;
+}
+
+// The float64 direct convolution of the padded input the CPU builds (cpu::load_padded), before
+// quantization, and the bound's scale sum|k| * max|x|.
+struct Reference {
+  std::vector<double> values;  // height x width x channels
+  double scale = 0;
+};
+
+Reference float64_reference(const Image& src, const Stage& stage, const Border& border) {
+  const Kernel& k = stage.convs[0].kernel;
+  const Halo h = k.halo();
+  const ImageView& v = src.view();
+  const int C = v.format.channels;
+  cpu::Plane in;
+  Border b = border;
+  b.value = cpu::quantized_border_value(border, v.format.type);
+  cpu::load_padded(v, Rect{-h.left, -h.top, v.width + h.left + h.right, v.height + h.top + h.bottom}, b, in);
+  Reference r;
+  r.values.assign(static_cast<std::size_t>(v.width) * v.height * C, 0.0);
+  double sum_abs = 0, max_abs = 0;
+  for (float t : k.taps) sum_abs += std::abs(t);
+  for (float x : in.data) max_abs = std::max(max_abs, static_cast<double>(std::abs(x)));
+  r.scale = sum_abs * max_abs;
+  for (int y = 0; y < v.height; ++y)
+    for (int ky = 0; ky < k.height; ++ky) {
+      const float* row = in.row(y + ky);
+      for (int x = 0; x < v.width; ++x) {
+        double* out = &r.values[(static_cast<std::size_t>(y) * v.width + x) * C];
+        for (int kx = 0; kx < k.width; ++kx) {
+          const double t = k.at(kx, ky);
+          const float* px = row + static_cast<std::size_t>(x + kx) * C;
+          for (int c = 0; c < C; ++c) out[c] += t * px[c];
+        }
+      }
+    }
+  return r;
+}
+
+double quantized(double v, PixelType type) {
+  if (type == PixelType::F32) return static_cast<float>(v);
+  const double hi = type == PixelType::U8 ? 255 : 65535;
+  return std::clamp(std::nearbyint(v), 0.0, hi);
+}
+
+// Largest |out - quantized(reference)| over the image.
+double max_error(const Image& out, const Reference& ref) {
+  const ImageView& v = out.view();
+  const int C = v.format.channels;
+  double worst = 0;
+  for (int y = 0; y < v.height; ++y)
+    for (int x = 0; x < v.width; ++x)
+      for (int c = 0; c < C; ++c) {
+        const double want = quantized(ref.values[(static_cast<std::size_t>(y) * v.width + x) * C + c], v.format.type);
+        worst = std::max(worst, std::abs(sample(v, x, y, c) - want));
+      }
+  return worst;
+}
+
+// What the bound allows once quantized: integers one level (the bound itself is far below 1 here).
+double allowed(const Reference& ref, PixelType type) {
+  const double e = kFftBound * ref.scale;
+  return type == PixelType::F32 ? e : std::floor(e) + 1;
+}
+
+Image run(const Image& src, const Stage& stage, const Border& border, int tile, const char* devices,
+          bool exact = false) {
+  JobOptions o;
+  o.border = border;
+  o.schedule.tile = {tile, tile};
+  o.exact = exact;
+  return filter_image(src, {stage}, select_devices(devices).devices, o);
+}
+
+const BorderMode kModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
+                             BorderMode::Wrap};
+
+void check_case(const Stage& stage, BorderMode mode, Format f, std::uint32_t seed, std::initializer_list<int> tiles) {
+  SCOPED_TRACE(fmt::format("{} border={} {} seed {}", stage.name, to_string(mode), to_string(f), seed));
+  ASSERT_TRUE(cpu::uses_fft(stage.convs[0]));
+  const Image src = test::random_image(97, 61, f, seed);
+  const Border border{mode, f.type == PixelType::F32 ? 0.25f : 77.0f};
+  const Reference ref = float64_reference(src, stage, border);
+  const Image untiled = run(src, stage, border, 4096, "cpu:1");
+  const double untiled_error = max_error(untiled, ref);
+  EXPECT_LE(untiled_error, allowed(ref, f.type)) << "untiled; bound scale " << ref.scale;
+  for (int tile : tiles) {
+    const Image tiled = run(src, stage, border, tile, "cpu:3");
+    EXPECT_LE(max_error(tiled, ref), allowed(ref, f.type)) << "tile " << tile;
+    // Tiled = untiled within the bound: both are within it of the same reference.
+    const test::Difference d = test::compare(untiled.view(), tiled.view());
+    EXPECT_LE(d.max_abs, f.type == PixelType::F32 ? 2 * kFftBound * ref.scale : 1.0) << "tile " << tile;
+  }
+}
+
+TEST(Fft, WithinTheBoundOfAFloat64Reference63x63) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  std::uint32_t seed = test::test_seed(31000);
+  const Stage signed_k = random_stage(63, 63, 5, false), positive_k = random_stage(63, 63, 6, true);
+  for (BorderMode mode : kModes)
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
+      for (int channels : {1, 3, 4}) {
+        check_case(signed_k, mode, Format{type, channels}, seed++, {16});
+        check_case(positive_k, mode, Format{type, channels}, seed++, {40});
+      }
+}
+
+TEST(Fft, WithinTheBoundOfAFloat64Reference255x255) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  std::uint32_t seed = test::test_seed(32000);
+  const Stage k = random_stage(255, 255, 7, false);
+  int channels = 1;
+  for (BorderMode mode : kModes)
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32}) {
+      check_case(k, mode, Format{type, channels}, seed++, {32});
+      channels = channels == 1 ? 3 : channels == 3 ? 4 : 1;
+    }
+}
+
+// The choice is the kernel's alone: small, separable and box kernels stay direct; the bits of an
+// FFT job do not depend on the number of workers (same tiles, same transforms).
+TEST(Fft, TheChoiceDependsOnTheKernelOnly) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  EXPECT_FALSE(cpu::uses_fft(random_stage(23, 23, 1, false).convs[0]));  // 529 taps: below the crossover
+  EXPECT_TRUE(cpu::uses_fft(random_stage(25, 25, 1, false).convs[0]));
+  EXPECT_TRUE(cpu::uses_fft(random_stage(1023, 1, 1, false).convs[0]) == false);  // one row: separable
+  EXPECT_FALSE(cpu::uses_fft(parse_filter_spec("gaussian:sigma=40").convs[0]));
+  EXPECT_FALSE(cpu::uses_fft(parse_filter_spec("box:radius=300").convs[0]));
+  const Stage k = random_stage(101, 77, 9, false);
+  const Image src = test::random_image(300, 211, Format{PixelType::U8, 3}, test::test_seed(33000));
+  const Border border{BorderMode::Reflect101, 0};
+  const Image one = run(src, k, border, 64, "cpu:1");
+  EXPECT_TRUE(same_pixels(one.view(), run(src, k, border, 64, "cpu:4").view()));
+}
+
+// --exact: the direct path, bit for bit the naive reference; without it the FFT path, within the bound.
+TEST(Fft, ExactKeepsTheDirectBits) {
+  const Stage k = random_stage(31, 29, 11, false);
+  const Image src = test::random_image(83, 57, Format{PixelType::F32, 3}, test::test_seed(34000));
+  const Border border{BorderMode::Reflect, 0};
+  const Image expected = test::naive_filter(src, {k}, border);
+  EXPECT_TRUE(same_pixels(expected.view(), run(src, k, border, 32, "cpu:2", true).view()));
+  const Reference ref = float64_reference(src, k, border);
+  EXPECT_LE(max_error(run(src, k, border, 32, "cpu:2"), ref), allowed(ref, PixelType::F32));
+}
+
+// A stage through the FFT feeds the next stage like any other: a chain whose second stage takes the
+// FFT equals that stage run on the first one's output (the same padded plane, so the same transform).
+TEST(Fft, ChainsFeedTheNextStage) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  const Stage box = parse_filter_spec("box:radius=1");
+  const Stage k = random_stage(41, 41, 13, true);
+  const Image src = test::random_image(150, 97, Format{PixelType::U8, 4}, test::test_seed(35000));
+  JobOptions o;
+  o.schedule.tile = {4096, 4096};
+  const auto cpus = select_devices("cpu:2").devices;
+  const Image first = filter_image(src, {box}, cpus, o);
+  const Image second = filter_image(first, {k}, cpus, o);
+  EXPECT_TRUE(same_pixels(second.view(), filter_image(src, {box, k}, cpus, o).view()));
+  const Reference ref = float64_reference(first, k, o.border);
+  EXPECT_LE(max_error(second, ref), allowed(ref, PixelType::U8));
+}
+
+// The CLI's --exact: direct convolution, the bits of an exact job; without it the FFT path, within the bound.
+TEST(Fft, CliExactFlag) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  const test::TempDir dir;
+  const std::string input = dir / "in.png", kernel = dir / "k.txt", output = dir / "out.png";
+  const Image src = test::random_image(90, 70, Format{PixelType::U8, 3}, test::test_seed(36000));
+  encode_file(input, src.view());
+  const Stage k = random_stage(27, 27, 17, true);
+  {
+    std::ofstream f(kernel);
+    for (int y = 0; y < 27; ++y)
+      for (int x = 0; x < 27; ++x) f << fmt::format("{:.9g}{}", k.convs[0].kernel.at(x, y), x == 26 ? "\n" : " ");
+  }
+  const Stage loaded = parse_filter_spec("custom:file=" + kernel);
+  ASSERT_EQ(loaded.convs[0].kernel.taps, k.convs[0].kernel.taps);
+  std::string out;
+  ASSERT_EQ(test::run_cli(
+                fmt::format("apply {} {} -f custom:file={} --devices cpu:2 --exact -q", input, output, kernel), &out),
+            0)
+      << out;
+  EXPECT_TRUE(same_pixels(decode_file(output).view(), run(src, loaded, {}, 32, "cpu:1", true).view()));
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f custom:file={} --devices cpu:2 -q", input, output, kernel), &out),
+            0)
+      << out;
+  const Reference ref = float64_reference(src, loaded, {});
+  EXPECT_LE(max_error(decode_file(output), ref), allowed(ref, PixelType::U8));
+}
+
+}  // namespace
+}  // namespace tf
