@@ -207,6 +207,8 @@ Preset preset_from_json(std::string_view text, const std::string& where) {
     o = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw Error(ErrorKind::InvalidArgument, fmt::format("{}: not valid JSON (at offset {})", where, e.byte));
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: not valid JSON ({})", where, e.what()));
   }
   if (!o.is_object()) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a preset is a JSON object", where));
   auto text_of = [&](const char* key, const std::string& fallback) {

@@ -11,6 +11,7 @@
 #include <turbojpeg.h>
 #endif
 
+#include "io/codec_opencv.hpp"
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
@@ -164,6 +165,24 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
   encode_file(dir / "ok.jpg", make_test_image(64, 48, Format{PixelType::U8, 3}, 2).view());
   const auto ok = read_all(dir / "ok.jpg");
   EXPECT_NO_THROW(decode_jpeg_with("stb", {reinterpret_cast<const unsigned char*>(ok.data()), ok.size()}, "ok.jpg"));
+}
+
+TEST(Codec, BytesOpenCvIsNotAskedToReadAreRefusedBeforeIt) {
+  // Found by fuzz_decode: 874 bytes with "DICM" at offset 128 reached OpenCV's DICOM reader (GDCM),
+  // which sized a buffer from a length field at 1.7 GB. Only signatures of the formats OpenCV is
+  // here for reach it now.
+  const auto bytes =
+      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/opencv-gdcm-huge-length.dcm");
+  ASSERT_EQ(bytes.size(), 874u);
+  const std::span<const unsigned char> span{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
+  EXPECT_FALSE(opencv_codecs::reads_signature(span));
+  EXPECT_THROW(decode_memory(span, "dicom.dcm"), Error);
+  const unsigned char tiff[] = {'I', 'I', 42, 0, 8, 0, 0, 0};
+  const unsigned char webp[] = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'};
+  const unsigned char pfm[] = {'P', 'f', '\n'};
+  EXPECT_TRUE(opencv_codecs::reads_signature(tiff));
+  EXPECT_TRUE(opencv_codecs::reads_signature(webp));
+  EXPECT_TRUE(opencv_codecs::reads_signature(pfm));
 }
 
 TEST(Codec, CutRadianceRleIsRefusedNotLoopedOn) {

@@ -1,6 +1,8 @@
 #include "codec_opencv.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,19 @@
 #endif
 
 namespace tf::opencv_codecs {
+
+bool reads_signature(std::span<const unsigned char> b) {
+  auto starts = [&](std::initializer_list<unsigned char> sig, std::size_t at = 0) {
+    return b.size() >= at + sig.size() && std::equal(sig.begin(), sig.end(), b.begin() + at);
+  };
+  return starts({'I', 'I', 42, 0}) || starts({'M', 'M', 0, 42}) ||  // TIFF
+         starts({'I', 'I', 43, 0}) || starts({'M', 'M', 0, 43}) ||  // BigTIFF
+         (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) ||
+         (b.size() >= 2 && b[0] == 'P' && b[1] != 0 && std::strchr("Ff1234567", b[1]) != nullptr) ||  // PFM, PNM, PAM
+         starts({0, 0, 0, 12, 'j', 'P', ' ', ' '}) || starts({0xFF, 0x4F, 0xFF, 0x51}) ||             // JPEG 2000
+         starts({0x76, 0x2F, 0x31, 0x01}) ||                                                          // OpenEXR
+         starts({0x59, 0xA6, 0x6A, 0x95});                                                            // Sun raster
+}
 
 #ifdef TF_HAVE_OPENCV
 namespace {
