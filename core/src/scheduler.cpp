@@ -134,7 +134,7 @@ class Run {
     // Last resort: the reference path in this thread. Its failure fails the job.
     const int index = static_cast<int>(devices_.size());
     const double t0 = telemetry_.now();
-    cpu::process_tile(job_, q.tile);
+    cpu::filter_tile(job_, q.tile);
     telemetry_.add({index, 0, StageKind::Compute, q.tile.index, t0, telemetry_.now(),
                     static_cast<std::size_t>(q.tile.out.area()) * job_.src.format.pixel_bytes()});
     std::lock_guard lock(mutex_);

@@ -47,7 +47,7 @@ void store(const Plane& p, const ImageView& dst);
 // the chain filter by filter (same bits, one more round trip).
 bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode);
 
-// The whole reference path for one tile.
+// The whole CPU path for one tile: direct convolution, or FFT stages where chain_uses_fft(job).
 void filter_tile(const TileJob& job, const Tile& tile);
 
 // The vector path the convolution loops take on this machine: a Highway target with native FMA
@@ -66,14 +66,13 @@ void set_simd_enabled(bool enabled);
 constexpr int kFftMinTaps = 25 * 25;
 bool fft_available();
 bool uses_fft(const Convolution& conv);
+// A single-convolution stage whose convolution uses_fft().
+bool stage_uses_fft(const Stage& stage);
 // True when some stage of the job's chain is a single convolution that uses_fft() and !job.exact.
 bool chain_uses_fft(const TileJob& job);
 // One stage through the FFT: `in` covers R, `out` is resized to R shrunk by the stage's halo, not quantized.
 // The stage must be Combine::Single with a convolution that uses_fft().
 void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out);
-// What a CPU worker runs for a tile: filter_tile(), or, when chain_uses_fft(job), the same steps
-// (padded input, stages, quantization after each, border re-synthesis between) with FFT stages.
-void process_tile(const TileJob& job, const Tile& tile);
 
 // A CPU worker as a Device. `slowdown` > 1 makes it deliberately slow (tests of load balancing).
 DevicePtr make_cpu_device(int ordinal, double slowdown = 1.0);

@@ -426,10 +426,12 @@ void filter_tile(const TileJob& job, const Tile& tile) {
   Border border = job.border;
   border.value = quantized_border_value(border, type);
   const Chain& chain = *job.chain;
-  const bool streamed = streams_from_source(chain[0], type);
+  const bool fft = chain_uses_fft(job);  // FFT stages take the padded plane
+  const bool streamed = !fft && streams_from_source(chain[0], type);
   if (!streamed) load_padded(job.src, tile.in, border, a);
   for (std::size_t s = 0; s < chain.size(); ++s) {
     if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
+    else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
     else apply_stage(chain[s], a, b, type != PixelType::F32);
     quantize(b, type);
     if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);

@@ -47,7 +47,7 @@ class CpuDevice final : public Device {
     if (job.faults.all_devices && job.faults.should_fail(info_.id, tile.index, work.attempt))
       throw Error(ErrorKind::Device, fmt::format("{}: injected fault on tile {}", info_.id, tile.index));
     const double t0 = telemetry.now();
-    process_tile(job, tile);
+    filter_tile(job, tile);
     if (slowdown_ > 1) {
       const double spent = telemetry.now() - t0;
       std::this_thread::sleep_for(std::chrono::duration<double>(spent * (slowdown_ - 1) + 1e-4 * slowdown_));

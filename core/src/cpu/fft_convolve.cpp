@@ -25,10 +25,6 @@ Rect shrunk(const Rect& r, const Halo& h) {
   return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
 }
 
-bool stage_uses_fft(const Stage& stage) {
-  return stage.combine == Combine::Single && stage.convs.size() == 1 && uses_fft(stage.convs[0]);
-}
-
 #ifdef TF_HAVE_FFTW
 
 // The next size FFTW transforms fast (2^a 3^b 5^c 7^d).
@@ -159,6 +155,10 @@ bool uses_fft(const Convolution& conv) {
          static_cast<long long>(conv.kernel.width) * conv.kernel.height >= kFftMinTaps;
 }
 
+bool stage_uses_fft(const Stage& stage) {
+  return stage.combine == Combine::Single && stage.convs.size() == 1 && uses_fft(stage.convs[0]);
+}
+
 bool chain_uses_fft(const TileJob& job) {
   return !job.exact && std::any_of(job.chain->begin(), job.chain->end(), stage_uses_fft);
 }
@@ -216,29 +216,6 @@ void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out) {
   (void)out;
   throw Error(ErrorKind::Internal, "built without FFTW: no FFT path");
 #endif
-}
-
-void process_tile(const TileJob& job, const Tile& tile) {
-  if (!chain_uses_fft(job)) {
-    filter_tile(job, tile);
-    return;
-  }
-  // filter_tile's steps, with FFT stages; separable first stages take the padded plane here too
-  // (the same FMAs in the same order as streaming them from the source, so the same bits).
-  thread_local Plane a, b;
-  const PixelType type = job.src.format.type;
-  Border border = job.border;
-  border.value = quantized_border_value(border, type);
-  const Chain& chain = *job.chain;
-  load_padded(job.src, tile.in, border, a);
-  for (std::size_t s = 0; s < chain.size(); ++s) {
-    if (stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
-    else apply_stage(chain[s], a, b, type != PixelType::F32);
-    quantize(b, type);
-    if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
-    std::swap(a, b);
-  }
-  store(a, job.dst);
 }
 
 }  // namespace tf::cpu
