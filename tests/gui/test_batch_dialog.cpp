@@ -39,6 +39,19 @@ class BatchDialogTest : public ::testing::Test {
     return completed;
   }
 
+  // Sixteen 640x480 images through a sigma-6 blur on one CPU worker, started: long enough to watch
+  // the dialog while it runs. `done` turns true when the batch finishes.
+  BatchDialog* start_slow_batch(bool& done) {
+    for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
+    window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
+    window->set_devices("cpu:1");
+    BatchDialog* dialog = window->show_batch_dialog();
+    dialog->set_folders(in, out);
+    QObject::connect(dialog, &BatchDialog::batch_finished, [&done](bool) { done = true; });
+    dialog->start();
+    return dialog;
+  }
+
   TempDir dir;
   QString in, out;
   std::unique_ptr<MainWindow> window;
@@ -109,14 +122,8 @@ TEST_F(BatchDialogTest, CountsTheFolderBeforeStart) {
 
 // During a run: "now:" names only the files a thread works on, and a rate and the time left show.
 TEST_F(BatchDialogTest, ShowsFilesInFlightRateAndTimeLeftWhileRunning) {
-  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
-  window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
-  window->set_devices("cpu:1");
-  BatchDialog* dialog = window->show_batch_dialog();
-  dialog->set_folders(in, out);
   bool done = false;
-  QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool) { done = true; });
-  dialog->start();
+  BatchDialog* dialog = start_slow_batch(done);
   QStringList seen;
   for (int i = 0; i < 12000 && !done; ++i) {
     QTest::qWait(5);
@@ -146,14 +153,8 @@ TEST_F(BatchDialogTest, ShowsFilesInFlightRateAndTimeLeftWhileRunning) {
 
 // Cancel: the dialog says how many started files still finish, then that the batch was cancelled.
 TEST_F(BatchDialogTest, CancelSaysWhatStillFinishes) {
-  for (int i = 0; i < 16; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 640, 480, 3, i);
-  window->set_chain({{entry_from_spec("gaussian:sigma=6")}, {}});
-  window->set_devices("cpu:1");
-  BatchDialog* dialog = window->show_batch_dialog();
-  dialog->set_folders(in, out);
   bool done = false;
-  QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool) { done = true; });
-  dialog->start();
+  BatchDialog* dialog = start_slow_batch(done);
   ASSERT_TRUE(wait_for([&] { return done || dialog->status_text().contains(" done, "); }, 60000));
   dialog->cancel();
   QStringList seen;

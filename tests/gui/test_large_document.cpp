@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "gui_test_support.hpp"
+#include "main_window_fixture.hpp"
 #include "panels/message_bar.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/io.hpp"
@@ -87,23 +88,9 @@ TEST(LargeDocument, OverviewIsTheBoxAverage) {
   EXPECT_EQ(overview_factor(4096, 100, 4096), 1);
 }
 
-class LargeWindowTest : public ::testing::Test {
+class LargeWindowTest : public MainWindowFixture {
  protected:
-  void SetUp() override {
-    ensure_gui_app();
-    window = std::make_unique<MainWindow>(MainWindowOptions{false, false});
-    window->resize(1200, 800);
-    window->show();
-  }
-  void open(const QString& path) {
-    bool loaded = false;
-    QObject::connect(window.get(), &MainWindow::image_loaded, [&] { loaded = true; });
-    window->open_file(path);
-    ASSERT_TRUE(wait_for([&] { return loaded; }, 120000))
-        << "the image did not open: " << window->message_bar()->text().toStdString();
-  }
-  TempDir dir;
-  std::unique_ptr<MainWindow> window;
+  void open(const QString& path) { MainWindowFixture::open(path, 120000); }  // a banded read of the whole file
 };
 
 TEST_F(LargeWindowTest, SaveStreamsTheFileThroughTheChainAsTheCliDoes) {

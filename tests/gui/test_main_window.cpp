@@ -14,6 +14,7 @@
 #include <QUrl>
 
 #include "gui_test_support.hpp"
+#include "main_window_fixture.hpp"
 #include "panels/device_card.hpp"
 #include "panels/device_panel.hpp"
 #include "panels/filter_panel.hpp"
@@ -33,23 +34,8 @@ namespace {
 
 using namespace tf::test;
 
-class MainWindowTest : public ::testing::Test {
+class MainWindowTest : public MainWindowFixture {
  protected:
-  void SetUp() override {
-    ensure_gui_app();
-    window = std::make_unique<MainWindow>(MainWindowOptions{false, false});
-    window->resize(1200, 800);
-    window->show();
-  }
-
-  void open(const QString& path) {
-    bool loaded = false;
-    QObject::connect(window.get(), &MainWindow::image_loaded, [&] { loaded = true; });
-    window->open_file(path);
-    ASSERT_TRUE(wait_for([&] { return loaded; }))
-        << "the image did not open: " << window->message_bar()->text().toStdString();
-  }
-
   // Waits until the full-resolution preview of the panel's current chain is on screen.
   void wait_for_preview() {
     ASSERT_TRUE(wait_for([&] { return window->idle() && window->current_full_result() != nullptr; }))
@@ -67,9 +53,6 @@ class MainWindowTest : public ::testing::Test {
     EXPECT_NE(w, nullptr) << name;
     return w;
   }
-
-  TempDir dir;
-  std::unique_ptr<MainWindow> window;
 };
 
 TEST_F(MainWindowTest, ShowsCoreOutputAfterAParameterChange) {
