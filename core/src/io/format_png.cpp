@@ -392,12 +392,7 @@ class PngWriter final : public ImageWriter {
   ~PngWriter() override {
     // Abandoned (no finish): let the workers finish with the buffers, then drop the file.
     for (auto& c : ring_)
-      if (c.group) {
-        try {
-          ThreadPool::wait(*c.group, false);
-        } catch (...) {
-        }
-      }
+      if (c.group) ThreadPool::settle(*c.group);
   }
 
   void write_rows(const ImageView& rows) override {

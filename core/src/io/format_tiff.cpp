@@ -735,12 +735,7 @@ class TiffWriter final : public ImageWriter {
   ~TiffWriter() override {
     // Abandoned (no finish): let the workers finish with the buffers, then drop the file.
     for (auto& b : batches_)
-      if (b.group) {
-        try {
-          ThreadPool::wait(*b.group, false);
-        } catch (...) {
-        }
-      }
+      if (b.group) ThreadPool::settle(*b.group);
     tif_.reset();
   }
 

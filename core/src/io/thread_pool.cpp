@@ -33,6 +33,13 @@ std::shared_ptr<ThreadPool::Group> ThreadPool::submit(int n, std::function<void(
   return g;
 }
 
+void ThreadPool::settle(Group& g) noexcept {
+  try {
+    wait(g, false);
+  } catch (...) {
+  }
+}
+
 void ThreadPool::wait(Group& g, bool help) {
   if (help)
     while (run_one(g, 0)) {

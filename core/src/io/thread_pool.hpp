@@ -41,6 +41,9 @@ class ThreadPool {
   std::shared_ptr<Group> submit(int n, std::function<void(int, int)> fn);
   // Waits for every index of g; rethrows the first exception a job threw.
   static void wait(Group& g, bool help);
+  // Waits for g without helping and drops its error: a writer abandoned without finish() lets the
+  // workers finish with its buffers before it frees them (destructors must not throw).
+  static void settle(Group& g) noexcept;
   // submit + wait(help): the caller works too.
   void run(int n, std::function<void(int, int)> fn);
 
