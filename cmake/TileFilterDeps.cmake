@@ -130,6 +130,16 @@ if(TF_WITH_CUDA)
   endif()
 endif()
 
+# cuFFT for the GPU's FFT path of large 2-D kernels (docs/design.md, contract 2). Optional: without
+# it GPUs convolve every kernel directly. Linked as a shared library (the static one is hundreds of
+# MB); the GPU machines' CUDA installation provides it at run time.
+option(TF_WITH_CUFFT "Use cuFFT for large 2-D kernels on GPUs when the CUDA toolkit has it" ON)
+set(TF_HAVE_CUFFT OFF)
+if(TF_HAVE_CUDA AND TF_WITH_CUFFT AND TARGET CUDA::cufft)
+  set(TF_HAVE_CUFFT ON)
+endif()
+message(STATUS "TileFilter: cufft=${TF_HAVE_CUFFT}")
+
 set(TF_HAVE_QT OFF)
 if(TF_WITH_GUI)
   # QtCharts depends on the Qt6OpenGL package, but Debian bookworm puts Qt6OpenGLConfig.cmake in

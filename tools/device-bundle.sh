@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs TileFilter programs built on a Debian 12 machine so they run on a GPU machine that has the
 # NVIDIA driver but none of their other libraries (no Qt, no OpenCV, no fonts): the programs, every
-# shared library they load except the C/C++ runtime and CUDA's driver and runtime libraries (the
-# GPU machine brings its own; TileFilter links the CUDA runtime statically anyway), and — when a
+# shared library they load except the C/C++ runtime and CUDA's driver, runtime and cuFFT libraries
+# (the GPU machine brings its own; TileFilter links the CUDA runtime statically anyway, and libcufft
+# alone is larger than the 64 MiB the device machines take), and — when a
 # program links Qt — Qt's offscreen platform plugin, its image-format plugins, the DejaVu fonts and
 # a fontconfig file, so the GUI renders windows and charts with text to PNG without a display
 # (--screenshot, --bench-plot).
@@ -36,8 +37,9 @@ trap 'rm -rf "$work"' EXIT
 b=$work/bundle
 mkdir -p "$b/bin" "$b/lib"
 
-# Libraries the GPU machine provides itself: the C/C++ runtime (newer there) and the NVIDIA driver.
-skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libnvidia'
+# Libraries the GPU machine provides itself: the C/C++ runtime (newer there), the NVIDIA driver and
+# CUDA's own libraries (libcufft from its toolkit, /usr/local/cuda/lib64: run.sh looks there).
+skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libcufft|libnvidia'
 add_deps() {
   ldd "$1" | awk '{print $3}' | grep -v -E "$skip" | while read -r lib; do
     [ -f "$b/lib/$(basename "$lib")" ] || cp -L "$lib" "$b/lib/"
@@ -69,6 +71,7 @@ cat > "$b/run.sh" <<'SH'
 # run.sh PROGRAM [ARGS...]: runs bin/PROGRAM with the bundled libraries (Qt offscreen when bundled).
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64; fi
 if [ -d "$here/plugins" ]; then
   export QT_PLUGIN_PATH=$here/plugins QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen} FONTCONFIG_FILE=$here/fonts.conf
   export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}

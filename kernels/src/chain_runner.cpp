@@ -1,6 +1,7 @@
 #include "chain_runner.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "conv/conv_kernels.hpp"
 #include "tilefilter/cpu.hpp"
@@ -54,7 +55,7 @@ std::size_t device_pitch(int width, std::size_t pixel_bytes) {
   return (row + 127) / 128 * 128;
 }
 
-LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format) {
+LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format, FftPlans* fft) {
   LaneNeeds n;
   const std::size_t ps = format.pixel_bytes();
   n.upload = device_pitch(plan.upload_width, ps) * static_cast<std::size_t>(std::max(plan.upload_height, 1));
@@ -67,6 +68,12 @@ LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& for
       n.inter = std::max(
           n.inter, wide_intermediate_bytes({conv_kind(conv, format.type), sample_type(format.type), format.channels,
                                             c.width, c.height, conv.kernel.width, conv.kernel.height}));
+    if (fft && fft_stage(chain[s]) && c.width > 0 && c.height > 0) {
+      const Kernel& k = chain[s].convs[0].kernel;
+      const FftShape shape = fft_shape(c.width, c.height, k.width, k.height, format.channels);
+      n.fft = std::max(n.fft, fft_layout(shape, fft->work_bytes(shape)).total);
+      n.spectrum = std::max(n.spectrum, fft_spectrum_bytes(shape));
+    }
   }
   n.maps = plan.maps.size() * sizeof(int);
   return n;
@@ -79,17 +86,19 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
   if (n.scratch) added += scratch.reserve(n.scratch, device);
   if (n.inter) added += inter.reserve(n.inter, device);
   added += maps.reserve(n.maps, device);
+  if (n.fft) added += fft.reserve(n.fft, device);
   return added;
 }
 
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream, std::vector<LaunchShape>* launched) {
+                       cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched) {
   const SampleType type = sample_type(format.type);
   const std::size_t ps = format.pixel_bytes();
   const float fill = cpu::quantized_border_value(border, format.type);
   const int* maps = buffers.maps.as<int>();
   DeviceRegion in = input;
+  buffers.spectra_in_use.clear();
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     const StagePlan& sp = plan.stages[s];
     const Stage& stage = chain[s];
@@ -104,6 +113,21 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     a.width = sp.computed.width;
     a.height = sp.computed.height;
     a.inter = buffers.inter.data();
+    if (fft && fft_stage(stage)) {
+      const Convolution& conv = stage.convs[0];
+      a.origin_x = sp.convs[0].origin_x;
+      a.origin_y = sp.convs[0].origin_y;
+      a.kw = conv.kernel.width;
+      a.kh = conv.kernel.height;
+      a.taps = taps.at(s, 0);
+      a.epilogue = Epilogue::Store;
+      FftLane lane = *fft;
+      lane.buffer = buffers.fft.data();
+      if (auto spectrum = run_fft_stage(a, type, format.channels, conv.kernel, lane, stream))
+        buffers.spectra_in_use.push_back(std::move(spectrum));
+      in = out;
+      continue;
+    }
     // A single stage uses its first convolution (as cpu::apply_stage does); magnitude and sum their two.
     const std::size_t convs = stage.combine != Combine::Single ? 2 : 1;
     for (std::size_t c = 0; c < convs; ++c) {

@@ -4,10 +4,12 @@
 // device-resident benchmark.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "conv/launch_shape.hpp"
 #include "cuda/cuda_util.hpp"
+#include "fft/fft_stage.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/border.hpp"
 #include "tilefilter/image.hpp"
@@ -37,30 +39,37 @@ struct DeviceRegion {
 std::size_t device_pitch(int width, std::size_t pixel_bytes);
 
 // Device memory one lane needs for a plan (upload, two stage buffers, the scratch of two-convolution
-// stages, the wide separable path's intermediate, maps).
+// stages, the wide separable path's intermediate, maps; for FFT stages the planes, spectra and
+// cuFFT work area, and the kernel's spectrum, which the device holds for all its lanes).
 struct LaneNeeds {
-  std::size_t upload = 0, stage = 0, scratch = 0, inter = 0, maps = 0;
-  std::size_t total() const { return upload + 2 * stage + scratch + inter + maps; }
+  std::size_t upload = 0, stage = 0, scratch = 0, inter = 0, maps = 0, fft = 0, spectrum = 0;
+  std::size_t total() const { return upload + 2 * stage + scratch + inter + maps + fft + spectrum; }
 };
-LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format);
+// `fft`: the lane's cuFFT plans when the job may take the FFT path (not exact), else null (every
+// stage direct). Makes the plans it sizes.
+LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format, FftPlans* fft = nullptr);
 
 // One lane's device buffers, grown on demand and reused for every tile.
 struct LaneBuffers {
-  DeviceBuffer upload, stage[2], scratch, inter, maps;
+  DeviceBuffer upload, stage[2], scratch, inter, maps, fft;
+  // The kernel spectra the last tile's FFT stages read, held until its stream has run past them.
+  std::vector<std::shared_ptr<const FftSpectra::Entry>> spectra_in_use;
   // Grows the buffers for `needs`; returns the bytes newly allocated.
   std::size_t reserve(const LaneNeeds& needs, int device);
   std::size_t bytes() const {
     return upload.capacity() + stage[0].capacity() + stage[1].capacity() + scratch.capacity() + inter.capacity() +
-           maps.capacity();
+           maps.capacity() + fft.capacity();
   }
 };
 
 // Launches every stage of `plan` on `stream`. `input` holds the uploaded pixels (plan.columns x
 // plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out. Each
 // convolution's launch shape is chosen for `multiprocessors`; `launched`, when given, receives them
-// in launch order.
+// in launch order. `fft` (plans and spectra; null for exact jobs) sends the stages that fft_stage()
+// through cuFFT, using buffers.fft sized by lane_needs with the same plans. The previous tile on
+// this stream must be finished (its spectra are released here).
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream, std::vector<LaunchShape>* launched = nullptr);
+                       cudaStream_t stream, const FftLane* fft = nullptr, std::vector<LaunchShape>* launched = nullptr);
 
 }  // namespace tf::cuda

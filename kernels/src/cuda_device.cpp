@@ -58,6 +58,7 @@ struct Lane {
   Stream stream;
   Event upload_start, upload_done, kernels_done, download_done;
   LaneBuffers buffers;
+  FftPlans fft_plans;                // cuFFT plans on this lane's stream (FFT stages of jobs that are not exact)
   PinnedBuffer h_in, h_out, h_maps;  // staging for pageable images, and the maps
 };
 
@@ -86,6 +87,7 @@ class CudaDevice final : public Device {
     try {
       ScopedDevice on(ordinal_);
       lanes_.clear();
+      spectra_.clear();
     } catch (...) {
     }
   }
@@ -100,6 +102,20 @@ class CudaDevice final : public Device {
     // one float scratch); the maps and slack come out of the 10% kept back.
     const std::size_t budget = per_lane / 10 * 9;
     const Halo halo = chain_halo(*job.chain);
+    if (!job.exact && std::any_of(job.chain->begin(), job.chain->end(), fft_stage)) {
+      // Square tiles whose cuFFT buffers fit too (an estimate; run_tile checks the plans' own sizes).
+      auto fits = [&](int side) {
+        std::size_t fft = 0;
+        for (const auto& stage : *job.chain)
+          if (fft_stage(stage))
+            fft = std::max(fft, fft_bytes_estimate(side, side, stage.convs[0].kernel.width,
+                                                   stage.convs[0].kernel.height, job.src.format.channels));
+        return tile_working_set({side, side}, job.src.format, halo) + fft <= budget;
+      };
+      int side = kFftTileSide;
+      while (side > 32 && !fits(side)) side -= 32;
+      return {side, side};
+    }
     // PCIe-bound chains go in full-width strips: each uploaded row is one contiguous host run
     // (separable 31 taps, 8192² RGBA8 on one H200: 9.76 Gpix/s in strips, 7.71 in 1024² tiles).
     // Compute-bound ones balance better over more, squarer tiles (2-D 31x31 on two H200: 10.34
@@ -161,7 +177,7 @@ class CudaDevice final : public Device {
     }
   }
 
-  std::size_t reserved() const { return static_cast<std::size_t>(std::max(0LL, reserved_.load())); }
+  std::size_t reserved() const { return static_cast<std::size_t>(std::max(0LL, reserved_.load())) + spectra_.bytes(); }
 
  private:
   // Memory this device may use: the cap, or the free memory plus what it already holds, less a margin.
@@ -193,18 +209,21 @@ class CudaDevice final : public Device {
     const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode);
 
     // Grow this lane's buffers when the tile needs it, within the lane's share of the budget.
-    const LaneNeeds needs = lane_needs(chain, plan, format);
+    FftPlans* fft_plans = job.exact ? nullptr : &l.fft_plans;
+    const LaneNeeds needs = lane_needs(chain, plan, format, fft_plans);
     auto after = [](const DeviceBuffer& b, std::size_t need) { return std::max(b.capacity(), need); };
     const std::size_t projected = after(l.buffers.upload, needs.upload) + after(l.buffers.stage[0], needs.stage) +
                                   after(l.buffers.stage[1], needs.stage) + after(l.buffers.scratch, needs.scratch) +
-                                  after(l.buffers.inter, needs.inter) + after(l.buffers.maps, needs.maps);
+                                  after(l.buffers.inter, needs.inter) + after(l.buffers.maps, needs.maps) +
+                                  after(l.buffers.fft, needs.fft);
     if (projected > l.buffers.bytes()) {
       const std::size_t allowed = lane_budget(chain);
-      if (projected > allowed)
-        throw Error(
-            ErrorKind::Limit,
-            fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use", info_.id,
-                        tile.index, tile.out.width, tile.out.height, projected / 1048576.0, allowed / 1048576.0));
+      // The kernel spectrum is the device's (FftSpectra), counted against each lane that reads it.
+      if (projected + needs.spectrum > allowed)
+        throw Error(ErrorKind::Limit,
+                    fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use", info_.id,
+                                tile.index, tile.out.width, tile.out.height, (projected + needs.spectrum) / 1048576.0,
+                                allowed / 1048576.0));
       const std::size_t before = l.buffers.bytes();
       l.buffers.reserve(needs, ordinal_);
       reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
@@ -241,8 +260,9 @@ class CudaDevice final : public Device {
     }
     TF_CUDA_CHECK(cudaEventRecord(l.upload_done.get(), s));
 
-    const DeviceRegion out =
-        run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border, info_.multiprocessors, s);
+    const FftLane fft{fft_plans, &spectra_, nullptr, ordinal_};
+    const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border,
+                                       info_.multiprocessors, s, fft_plans ? &fft : nullptr);
     TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
 
     // Download only the tile's interior.
@@ -283,6 +303,7 @@ class CudaDevice final : public Device {
   std::atomic<int> wanted_lanes_{kDefaultLanes};
   std::vector<std::unique_ptr<Lane>> lanes_;
   DeviceTaps taps_;
+  FftSpectra spectra_;          // kernel spectra of the FFT path, shared by the lanes
   std::timed_mutex job_mutex_;  // one job at a time: its lanes own the buffers
   std::atomic<long long> reserved_{0};
   bool src_pinned_ = false, dst_pinned_ = false;

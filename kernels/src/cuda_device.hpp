@@ -17,6 +17,9 @@ constexpr int kDefaultLanes = 6;
 constexpr long long kStripTilePixels = 8192 * 256;
 constexpr int kSquareTileSide = 1024;
 constexpr long long kComputeBoundFmas = 400;
+// Chains with a cuFFT stage (docs/design.md, "The FFT path") take larger square tiles: a transform
+// covers the tile grown by the kernel, so the halo's share of the work falls as tiles grow.
+constexpr int kFftTileSide = 2048;
 
 // Builds the Device for CUDA ordinal `ordinal`; `memory_cap` (bytes, 0 = the free memory) bounds what
 // its buffers may take. Throws tf::Error (Device) when the GPU cannot be used.
