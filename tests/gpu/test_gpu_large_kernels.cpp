@@ -26,6 +26,7 @@ void expect_gpu_equals_cpu(const Chain& chain, const std::string& name, int w, i
     JobOptions o;
     o.border = border;
     o.schedule.tile = {tile, tile};
+    o.exact = true;  // large 2-D kernels convolve directly, not through cuFFT (tests/gpu/test_gpu_fft.cpp)
     ASSERT_TRUE(same_bits(expected, run_on(src, chain, first_gpus(1), o)))
         << config(name, mode, f, w, h) << ", 1 GPU, tile " << tile;
   }

@@ -1,0 +1,263 @@
+// The GPU's FFT path (cuFFT) for large general 2-D kernels (docs/design.md, contract 2, "The FFT
+// path"): within the CPU path's stated bound |y - y64| <= 1e-5 * sum|k| * max|x| of a float64 direct
+// convolution of the same padded input, under every border (wrap on an image smaller than the
+// kernel included), u8/u16/f32, 1/3/4 channels, tiles smaller than the halo; exact jobs stay GPU =
+// CPU bit for bit; an FFT stage feeds a direct one like any stage. Not bit for bit the CPU's FFT
+// (FFTW and cuFFT round differently). Without a GPU, cuFFT or FFTW every test skips.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "gpu_test_support.hpp"
+#include "tilefilter/cpu.hpp"
+#ifdef TF_HAVE_CUDA
+#include "fft/fft_stage.hpp"
+#endif
+
+namespace tf::gputest {
+namespace {
+
+constexpr double kFftBound = 1e-5;  // the bound docs/design.md states
+
+const BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
+                               BorderMode::Wrap};
+
+bool cufft_built() {
+#ifdef TF_HAVE_CUDA
+  return cuda::fft_built();
+#else
+  return false;
+#endif
+}
+
+#define TF_REQUIRE_GPU_FFT()                                                             \
+  do {                                                                                   \
+    TF_REQUIRE_GPU();                                                                    \
+    if (!cufft_built()) GTEST_SKIP() << "built without cuFFT: GPUs convolve directly";   \
+    if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW: no FFT path chosen"; \
+  } while (0)
+
+double sample(const ImageView& v, int x, int y, int c) {
+  switch (v.format.type) {
+    case PixelType::U8: return v.row_as<std::uint8_t>(y)[x * v.format.channels + c];
+    case PixelType::U16: return v.row_as<std::uint16_t>(y)[x * v.format.channels + c];
+    case PixelType::F32: return v.row_as<float>(y)[x * v.format.channels + c];
+  }
+  return 0;
+}
+
+// The float64 direct convolution (correlation, filter2D's sense) of the padded input the CPU builds
+// (cpu::load_padded, the border value quantized), before quantization, and the bound's scale
+// sum|k| * max|x|.
+struct Reference {
+  std::vector<double> values;  // height x width x channels
+  double scale = 0;
+};
+
+Reference float64_reference(const Image& src, const Stage& stage, const Border& border) {
+  const Kernel& k = stage.convs[0].kernel;
+  const Halo h = k.halo();
+  const ImageView& v = src.view();
+  const int C = v.format.channels;
+  cpu::Plane in;
+  Border b = border;
+  b.value = cpu::quantized_border_value(border, v.format.type);
+  cpu::load_padded(v, Rect{-h.left, -h.top, v.width + h.left + h.right, v.height + h.top + h.bottom}, b, in);
+  Reference r;
+  r.values.assign(static_cast<std::size_t>(v.width) * v.height * C, 0.0);
+  double sum_abs = 0, max_abs = 0;
+  for (float t : k.taps) sum_abs += std::abs(t);
+  for (float x : in.data) max_abs = std::max(max_abs, static_cast<double>(std::abs(x)));
+  r.scale = sum_abs * max_abs;
+  for (int y = 0; y < v.height; ++y)
+    for (int ky = 0; ky < k.height; ++ky) {
+      const float* row = in.row(y + ky);
+      for (int x = 0; x < v.width; ++x) {
+        double* out = &r.values[(static_cast<std::size_t>(y) * v.width + x) * C];
+        for (int kx = 0; kx < k.width; ++kx) {
+          const double t = k.at(kx, ky);
+          const float* px = row + static_cast<std::size_t>(x + kx) * C;
+          for (int c = 0; c < C; ++c) out[c] += t * px[c];
+        }
+      }
+    }
+  return r;
+}
+
+double quantized(double v, PixelType type) {
+  if (type == PixelType::F32) return static_cast<float>(v);
+  const double hi = type == PixelType::U8 ? 255 : 65535;
+  return std::clamp(std::nearbyint(v), 0.0, hi);
+}
+
+double max_error(const Image& out, const Reference& ref) {
+  const ImageView& v = out.view();
+  const int C = v.format.channels;
+  double worst = 0;
+  for (int y = 0; y < v.height; ++y)
+    for (int x = 0; x < v.width; ++x)
+      for (int c = 0; c < C; ++c) {
+        const double want = quantized(ref.values[(static_cast<std::size_t>(y) * v.width + x) * C + c], v.format.type);
+        worst = std::max(worst, std::abs(sample(v, x, y, c) - want));
+      }
+  return worst;
+}
+
+// The bound once quantized: an integer output within one level while the bound is below 1.
+double allowed(const Reference& ref, PixelType type) {
+  const double e = kFftBound * ref.scale;
+  return type == PixelType::F32 ? e : std::floor(e) + 1;
+}
+
+Border border_for(BorderMode m, PixelType t) { return Border{m, t == PixelType::F32 ? 0.25f : 77.0f}; }
+
+Image on_gpu(const Image& src, const Chain& chain, const Border& border, int tile, bool exact = false) {
+  JobOptions o;
+  o.border = border;
+  o.schedule.tile = {tile, tile};
+  o.exact = exact;
+  return run_on(src, chain, first_gpus(1), o);
+}
+
+// The largest |y - y64| / (sum|k| * max|x|) seen on float outputs (what docs/design.md quotes).
+double worst_f32_ratio = 0;
+void print_worst(const char* what) {
+  std::printf("[fft] %s: largest float error %.3g * sum|k| * max|x| (bound %.0e)\n", what, worst_f32_ratio, kFftBound);
+}
+
+// The GPU's FFT result within the bound of the float64 reference for each tile size (0: automatic).
+void check_case(const Stage& stage, BorderMode mode, Format f, int w, int h, std::uint32_t seed,
+                std::initializer_list<int> tiles) {
+  SCOPED_TRACE(fmt::format("{} seed {}", config(stage.name, mode, f, w, h), seed));
+  ASSERT_TRUE(cpu::stage_uses_fft(stage));
+  const Image src = test::random_image(w, h, f, seed);
+  const Border border = border_for(mode, f.type);
+  const Reference ref = float64_reference(src, stage, border);
+  for (int tile : tiles) {
+    const Image out = on_gpu(src, {stage}, border, tile);
+    const double error = max_error(out, ref);
+    EXPECT_LE(error, allowed(ref, f.type)) << "tile " << tile << "; bound scale " << ref.scale;
+    if (f.type == PixelType::F32) worst_f32_ratio = std::max(worst_f32_ratio, error / ref.scale);
+    // The FFT path was taken: float outputs differ from the direct path's somewhere.
+    if (f.type == PixelType::F32)
+      EXPECT_FALSE(same_pixels(out.view(), on_gpu(src, {stage}, border, tile, true).view())) << "tile " << tile;
+  }
+}
+
+TEST(GpuFft, WithinTheBoundOfAFloat64Reference63x63) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k = random_kernel_stage(63, 63, 41);
+  std::uint32_t seed = test::test_seed(41000);
+  for (BorderMode mode : kBorders)
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
+      for (int channels : {1, 3, 4})
+        check_case(k, mode, Format{type, channels}, 97, 61, seed++, {0, 16});  // 16: smaller than the halo
+  print_worst("63x63");
+}
+
+TEST(GpuFft, WithinTheBoundOfAFloat64Reference255x255) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k = random_kernel_stage(255, 255, 42);
+  std::uint32_t seed = test::test_seed(42000);
+  int channels = 1;
+  for (BorderMode mode : kBorders)
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32}) {
+      check_case(k, mode, Format{type, channels}, 71, 53, seed++, {0, 40});
+      channels = channels == 1 ? 3 : channels == 3 ? 4 : 1;
+    }
+  print_worst("63x63 and 255x255");
+}
+
+// Images smaller than the kernel: every border, wrap included (the halo wraps around the image
+// several times), one tile and tiles of a few pixels.
+TEST(GpuFft, ImagesSmallerThanTheKernel) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k255 = random_kernel_stage(255, 255, 43), k63 = random_kernel_stage(63, 63, 44);
+  std::uint32_t seed = test::test_seed(43000);
+  for (BorderMode mode : kBorders) {
+    check_case(k255, mode, Format{PixelType::U8, 4}, 37, 23, seed++, {0, 8});
+    check_case(k63, mode, Format{PixelType::F32, 3}, 13, 9, seed++, {0, 5});
+    check_case(k63, mode, Format{PixelType::U16, 1}, 1, 1, seed++, {0});
+  }
+}
+
+// Many tiles of a larger image, edge tiles of other transform sizes, in one job (several shapes,
+// spectra and plans per lane at once).
+TEST(GpuFft, ManyTiles) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k = random_kernel_stage(63, 63, 45);
+  std::uint32_t seed = test::test_seed(44000);
+  check_case(k, BorderMode::Reflect101, Format{PixelType::U8, 4}, 601, 403, seed++, {0, 128, 77});
+  check_case(k, BorderMode::Wrap, Format{PixelType::F32, 1}, 333, 211, seed++, {100});
+}
+
+// Transforms of the automatic (large) tiles: a 255x255 kernel over a few 2048-pixel tiles, against
+// the exact direct path on the same GPU (itself within a few float32 roundings of float64), within
+// the bound of both: integers one level, floats twice the bound.
+TEST(GpuFft, LargeTilesAgainstTheDirectPath) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k = random_kernel_stage(255, 255, 49);
+  double sum_abs = 0;
+  for (float t : k.convs[0].kernel.taps) sum_abs += std::abs(t);
+  std::uint32_t seed = test::test_seed(47000);
+  for (Format f : {Format{PixelType::U8, 4}, Format{PixelType::F32, 1}}) {
+    SCOPED_TRACE(config(k.name, BorderMode::Reflect101, f, 2600, 2200));
+    const Image src = test::random_image(2600, 2200, f, seed++);
+    const Border border = border_for(BorderMode::Reflect101, f.type);
+    double max_x = 0;
+    const ImageView& v = src.view();
+    for (int y = 0; y < v.height; ++y)
+      for (int x = 0; x < v.width; ++x)
+        for (int c = 0; c < f.channels; ++c) max_x = std::max(max_x, std::abs(sample(v, x, y, c)));
+    const double bound = kFftBound * sum_abs * max_x;
+    const test::Difference d =
+        test::compare(on_gpu(src, {k}, border, 0, true).view(), on_gpu(src, {k}, border, 0).view());
+    EXPECT_LE(d.max_abs, f.type == PixelType::F32 ? 2 * bound : std::floor(bound) + 1)
+        << "at x=" << d.x << " y=" << d.y << " channel " << d.c << "; bound " << bound;
+    std::printf("[fft] %s 2600x2200, 255x255, automatic tiles: max |FFT - direct| %.3g (bound %.3g)\n",
+                to_string(f).c_str(), d.max_abs, bound);
+  }
+}
+
+// exact = true: direct convolution on the GPU, bit for bit the CPU's (docs/design.md, contract 2).
+TEST(GpuFft, ExactKeepsGpuEqualToCpuBitwise) {
+  TF_REQUIRE_GPU();
+  std::uint32_t seed = test::test_seed(45000);
+  for (const Stage& k : {random_kernel_stage(63, 63, 46), random_kernel_stage(255, 255, 47)})
+    for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap, BorderMode::Constant})
+      for (Format f : {Format{PixelType::U8, 4}, Format{PixelType::U16, 1}, Format{PixelType::F32, 3}}) {
+        const Image src = test::random_image(67, 45, f, seed++);
+        const Border border = border_for(mode, f.type);
+        ASSERT_TRUE(same_bits(cpu_reference(src, {k}, border), on_gpu(src, {k}, border, 24, true)))
+            << config(k.name, mode, f, 67, 45);
+      }
+}
+
+// An FFT stage feeds the next, direct, stage like any stage: with one tile the chain equals the
+// direct stage run (exactly, on the CPU) over the FFT stage's own output, whose border is then
+// synthesized from that output; with small tiles each stays within the bound of its reference.
+TEST(GpuFft, ChainOfAnFftStageThenADirectStage) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage k = random_kernel_stage(63, 63, 48);
+  const Stage sharpen = parse_filter_spec("sharpen");
+  std::uint32_t seed = test::test_seed(46000);
+  for (BorderMode mode : kBorders)
+    for (Format f : {Format{PixelType::U8, 3}, Format{PixelType::F32, 4}}) {
+      SCOPED_TRACE(config("random63x63 | sharpen", mode, f, 91, 67));
+      const Image src = test::random_image(91, 67, f, seed++);
+      const Border border = border_for(mode, f.type);
+      const Image first = on_gpu(src, {k}, border, 4096);
+      const Image expected = cpu_reference(first, {sharpen}, border);
+      EXPECT_TRUE(same_bits(expected, on_gpu(src, {k, sharpen}, border, 4096)));
+      // Direct stage first, then the FFT: within the bound of the reference over the first output.
+      const Image smoothed = cpu_reference(src, {sharpen}, border);
+      const Reference ref = float64_reference(smoothed, k, border);
+      EXPECT_LE(max_error(on_gpu(src, {sharpen, k}, border, 4096), ref), allowed(ref, f.type));
+      EXPECT_LE(max_error(on_gpu(src, {sharpen, k}, border, 20), ref), allowed(ref, f.type));
+    }
+}
+
+}  // namespace
+}  // namespace tf::gputest
