@@ -29,7 +29,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--tile", f.tile, "tile size N or WxH in pixels (default: chosen from device memory)");
   cmd.add_option("--streams", f.streams, "CUDA streams per GPU (default: chosen by the backend)");
   cmd.add_flag("--exact", f.exact,
-               "direct convolution only: large 2-D kernels skip the CPU's FFT path (bit-identical on every "
+               "direct convolution only: large 2-D kernels skip the FFT path, FFTW and cuFFT (bit-identical on every "
                "backend and tiling, slower)");
   cmd.add_option("--device-memory", f.device_memory, "cap on memory used per GPU, e.g. 512M (default: free memory)")
       ->transform(CLI::AsSizeValue(false));
