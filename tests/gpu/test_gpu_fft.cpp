@@ -12,6 +12,7 @@
 
 #include "gpu_test_support.hpp"
 #include "tilefilter/cpu.hpp"
+#include "tilefilter/cuda_backend.hpp"
 #ifdef TF_HAVE_CUDA
 #include "fft/fft_stage.hpp"
 #endif
@@ -220,6 +221,49 @@ TEST(GpuFft, LargeTilesAgainstTheDirectPath) {
                 to_string(f).c_str(), d.max_abs, bound);
   }
 }
+
+// Under a device-memory cap the FFT buffers (planes, spectra, cuFFT's work area) count against each
+// lane: automatic tiles shrink until they fit, and the device holds no more than the cap.
+TEST(GpuFft, DeviceMemoryCapShrinksTheTiles) {
+  TF_REQUIRE_GPU_FFT();
+  const std::size_t cap = 160ULL << 20;
+  const DeviceSelection sel = select_devices("0", cap);
+  const Stage k = random_kernel_stage(255, 255, 50);
+  const Image src = test::random_image(1500, 1100, {PixelType::U8, 4}, test::test_seed(48000));
+  JobOptions o;
+  JobReport report;
+  const Image out = run_on(src, {k}, sel.devices, o, &report);
+  EXPECT_TRUE(report.failures.empty());
+  EXPECT_GT(report.tiles, 4);
+  EXPECT_LE(cuda::reserved_bytes(*sel.devices[0]), cap);
+  double sum_abs = 0;
+  for (float t : k.convs[0].kernel.taps) sum_abs += std::abs(t);
+  const test::Difference d = test::compare(on_gpu(src, {k}, o.border, 0, true).view(), out.view());
+  EXPECT_LE(d.max_abs, std::floor(kFftBound * sum_abs * 255) + 1);
+  std::printf("[fft] cap %zu MiB: %d tiles of %dx%d, %zu MiB of device buffers\n", cap >> 20, report.tiles,
+              report.tile.width, report.tile.height, cuda::reserved_bytes(*sel.devices[0]) >> 20);
+}
+
+#ifdef TF_HAVE_CUDA
+// Transform sizes: the window region (output + kernel - 1) rounded up to 2^a 3^b 5^c 7^d; the
+// lane's buffer holds planes, spectra and the work area, each aligned.
+TEST(GpuFft, TransformShapesAndLayout) {
+  const cuda::FftShape s = cuda::fft_shape(2048, 2048, 255, 255, 4);
+  EXPECT_EQ(s.rows, 2304);
+  EXPECT_EQ(s.cols, 2304);
+  EXPECT_EQ(s.channels, 4);
+  const cuda::FftShape odd = cuda::fft_shape(97, 61, 63, 63, 3);  // 159 x 123 -> 160 x 125
+  EXPECT_EQ(odd.cols, 160);
+  EXPECT_EQ(odd.rows, 125);
+  const cuda::FftLayout l = cuda::fft_layout(odd, 1000);
+  EXPECT_GE(l.bins, std::size_t{125} * 160 * 3 * sizeof(float));
+  EXPECT_GE(l.work - l.bins, std::size_t{125} * 81 * 3 * 2 * sizeof(float));
+  EXPECT_GE(l.total - l.work, std::size_t{1000});
+  EXPECT_EQ(l.bins % 256, 0u);
+  EXPECT_EQ(l.work % 256, 0u);
+  EXPECT_EQ(cuda::fft_spectrum_bytes(odd), std::size_t{125} * 81 * 2 * sizeof(float));
+}
+#endif
 
 // exact = true: direct convolution on the GPU, bit for bit the CPU's (docs/design.md, contract 2).
 TEST(GpuFft, ExactKeepsGpuEqualToCpuBitwise) {
