@@ -245,6 +245,23 @@ TEST(GpuFft, DeviceMemoryCapShrinksTheTiles) {
 }
 
 #ifdef TF_HAVE_CUDA
+// The GPU's crossover is its own (cuda::kGpuFftMinTaps, 31x31): a 27x27 kernel, which the CPU takes
+// through FFTW, convolves directly on a GPU (the CPU's exact bits), a 31x31 one through cuFFT.
+TEST(GpuFft, TheGpuCrossover) {
+  TF_REQUIRE_GPU_FFT();
+  const Stage below = random_kernel_stage(27, 27, 51), at = random_kernel_stage(31, 31, 52);
+  ASSERT_TRUE(cpu::stage_uses_fft(below));
+  EXPECT_FALSE(cuda::fft_stage(below));
+  EXPECT_TRUE(cuda::fft_stage(at));
+  const Image src = test::random_image(300, 200, Format{PixelType::F32, 3}, test::test_seed(49000));
+  const Border border = border_for(BorderMode::Reflect101, PixelType::F32);
+  EXPECT_TRUE(same_bits(cpu_reference(src, {below}, border), on_gpu(src, {below}, border, 0)));
+  const Image fft = on_gpu(src, {at}, border, 0);
+  EXPECT_FALSE(same_pixels(cpu_reference(src, {at}, border).view(), fft.view()));
+  const Reference ref = float64_reference(src, at, border);
+  EXPECT_LE(max_error(fft, ref), allowed(ref, PixelType::F32));
+}
+
 // Transform sizes: the window region (output + kernel - 1) rounded up to 2^a 3^b 5^c 7^d; the
 // lane's buffer holds planes, spectra and the work area, each aligned.
 TEST(GpuFft, TransformShapesAndLayout) {

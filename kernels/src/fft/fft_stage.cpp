@@ -68,7 +68,11 @@ bool fft_built() {
 #endif
 }
 
-bool fft_stage(const Stage& stage) { return fft_built() && cpu::stage_uses_fft(stage); }
+bool fft_stage(const Stage& stage) {
+  if (!fft_built() || !cpu::stage_uses_fft(stage)) return false;
+  const Kernel& k = stage.convs[0].kernel;
+  return static_cast<long long>(k.width) * k.height >= kGpuFftMinTaps;
+}
 
 FftShape fft_shape(int width, int height, int kw, int kh, int channels) {
   return {fast_size(std::max(height + kh - 1, 1)), fast_size(std::max(width + kw - 1, 1)), channels};

@@ -23,8 +23,14 @@ namespace tf::cuda {
 
 // True when this build links cuFFT.
 bool fft_built();
-// True when a GPU runs `stage` through cuFFT in a job that is not exact: cuFFT was built and the CPU
-// would take its FFT path for it (cpu::stage_uses_fft: the choice depends on the kernel alone).
+// The GPU's own crossover: a stage the CPU takes through FFTW (cpu::stage_uses_fft, from 25x25) goes
+// through cuFFT on a GPU from this many taps. Measured on one H200, 8192² RGBA8 from host memory
+// (docs/performance.md): direct 8.96 ms at 25x25 against 11.46 through cuFFT, 12.23 at 31x31
+// against 11.20, 20.76 at 41x41 against 11.37; the FFT's time hardly moves with the kernel.
+constexpr int kGpuFftMinTaps = 31 * 31;
+// True when a GPU runs `stage` through cuFFT in a job that is not exact: cuFFT was built, the CPU
+// would take its FFT path for it and the kernel has at least kGpuFftMinTaps taps (the choice
+// depends on the kernel alone).
 bool fft_stage(const Stage& stage);
 
 // The transform of one stage on one tile: rows x cols, each at or past the window region's extent
