@@ -123,7 +123,13 @@ TEST(LaunchShape, LargeKernelsTakeTheWidePath) {
     EXPECT_GE(static_cast<long long>(s.grid.x) * S::kWideSpan, p.width) << what;
     EXPECT_LE(s.grid.y, 65535u) << what << ": rows past the grid are strided";
     if (p.kind == ConvKind::Separable) {
-      EXPECT_GE(static_cast<long long>(s.column_grid.x) * S::kThreads, p.width) << what;
+      const conv::WideColumnLayout L(p.kh, p.channels);
+      EXPECT_GE(static_cast<long long>(s.column_grid.x) * L.rows, p.height) << what;
+      EXPECT_GE(static_cast<long long>(s.column_grid.y) * L.columns, p.width) << what;
+      EXPECT_EQ(s.column_block.x, static_cast<unsigned>(S::kWideColumnThreads)) << what;
+      EXPECT_EQ(s.column_shared_bytes, L.bytes()) << what;
+      EXPECT_LE(s.column_shared_bytes, kMaxSharedPerBlock) << what;
+      EXPECT_GE(L.chunk, std::min(p.kh, 1024)) << what << ": kernels of up to 1024 taps stage in one chunk";
       EXPECT_GT(wide_intermediate_bytes(p), 0u) << what;
     } else {
       EXPECT_EQ(wide_intermediate_bytes(p), 0u) << what;

@@ -19,7 +19,7 @@ constexpr int kRun = S::kRun;
 
 // Bytes of one staged pixel in shared memory and registers: a float for one channel, a float4 for
 // three (padded) or four.
-constexpr std::size_t staged_pixel_bytes(int channels) { return channels == 1 ? 4 : 16; }
+TF_HOST_DEVICE constexpr std::size_t staged_pixel_bytes(int channels) { return channels == 1 ? 4 : 16; }
 
 // The separable kernel: `stage_rows` input rows of `cols` pixels (row stride `sw`), a ring of `rb`
 // float32 rows (plus kMirror mirrored rows) between the row and the column pass, the taps and the
@@ -51,6 +51,47 @@ struct GeneralLayout {
   TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw) const {
     return static_cast<std::size_t>(rows()) * sw * px + static_cast<std::size_t>(chunk) * kw * 4 +
            static_cast<std::size_t>(cols) * 4 + 16;
+  }
+};
+
+// The wide row launch (wide_rows_kernel): one staged input row of up to kWideSpan + kw + kRun
+// pixels, stored with one padding pixel after every kRun (pixel c at c + c / kRun), so the kRun
+// threads of a quarter-warp, whose runs start kRun pixels apart, read distinct banks; then the kw
+// taps of one kernel row (16-byte aligned, read four at a time).
+struct WideRowLayout {
+  static TF_HOST_DEVICE int staged(int kw) { return S::kWideSpan + kw + kRun; }
+  static TF_HOST_DEVICE int padded(int pixels) { return pixels + pixels / kRun + 1; }
+  static TF_HOST_DEVICE std::size_t taps_offset(std::size_t px, int kw) {
+    return (static_cast<std::size_t>(padded(staged(kw))) * px + 15) / 16 * 16;
+  }
+  static TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw) {
+    return taps_offset(px, kw) + (static_cast<std::size_t>(kw) * 4 + 15) / 16 * 16;
+  }
+};
+
+// The wide column launch (wide_columns_kernel): kWideColumnThreads threads cover a tile of
+// `columns` x `rows` outputs, a thread one run of kRun rows of one column. Every staged row is 128
+// bytes (8 float4 pixels or 32 float ones), so a quarter-warp's loads of one row hit distinct banks
+// and a row is eight 16-byte copies. The kh column taps go in chunks of `chunk` taps: each chunk
+// stages rows + chunk + kRun intermediate rows and the chunk's taps, as many as fit in shared
+// memory (all of them up to 1256 taps of float4 pixels), so staged intermediate rows are read
+// about (rows + kh) / rows times per output rather than kh / kRun times.
+struct WideColumnLayout {
+  static constexpr int kRowBytes = 128;
+  int columns, rows, chunk;
+  TF_HOST_DEVICE WideColumnLayout(int kh, int channels)
+      : columns(kRowBytes / static_cast<int>(staged_pixel_bytes(channels))),
+        rows(S::kWideColumnThreads / columns * kRun),
+        chunk(0) {
+    const int most = static_cast<int>((kMaxSharedPerBlock - 16 - static_cast<std::size_t>(rows + kRun) * kRowBytes) /
+                                      (kRowBytes + 4)) /
+                     kRun * kRun;
+    chunk = kh < most ? kh : most;
+  }
+  TF_HOST_DEVICE int staged_rows() const { return rows + chunk + kRun; }
+  TF_HOST_DEVICE std::size_t taps_offset() const { return static_cast<std::size_t>(staged_rows()) * kRowBytes; }
+  TF_HOST_DEVICE std::size_t bytes() const {
+    return taps_offset() + (static_cast<std::size_t>(chunk) * 4 + 15) / 16 * 16;
   }
 };
 

@@ -81,6 +81,8 @@ struct KernelSchedule {
   // The wide path (kernels over 255 taps a side, or too wide for the fused kernels' shared memory):
   // a block computes kWideSpan consecutive outputs of one row (kRun per thread) from one staged input row.
   static constexpr int kWideSpan = kThreads * kRun;
+  // Its column pass: 512 threads, a thread kRun rows of one column (conv/block_layout.hpp, WideColumnLayout).
+  static constexpr int kWideColumnThreads = 512;
   static constexpr int kMaxFusedTaps = 255;
 };
 

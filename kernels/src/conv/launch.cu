@@ -67,7 +67,8 @@ template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArg
     launch(&conv::wide_rows_kernel<C, T, false>, shape, stream, a);
     LaunchShape columns = shape;
     columns.grid = shape.column_grid;
-    columns.shared_bytes = 0;
+    columns.block = shape.column_block;
+    columns.shared_bytes = shape.column_shared_bytes;
     launch(&conv::wide_columns_kernel<C, T>, columns, stream, a);
     return;
   }

@@ -97,7 +97,7 @@ LaunchShape general_launch_shape(const ConvProblem& p) {
 namespace {
 
 std::size_t wide_shared_bytes(const ConvProblem& p) {
-  return static_cast<std::size_t>(S::kWideSpan + p.kw + kRun) * conv::staged_pixel_bytes(p.channels);
+  return conv::WideRowLayout::bytes(conv::staged_pixel_bytes(p.channels), p.kw);
 }
 
 constexpr unsigned kMaxGridRows = 65535;
@@ -140,9 +140,11 @@ LaunchShape wide_launch_shape(const ConvProblem& p) {
   const int rows = p.kind == ConvKind::Separable ? p.height + p.kh - 1 : p.height;  // row pass: every plane row
   s.grid = dim3(blocks_x, std::min(static_cast<unsigned>(rows), kMaxGridRows), 1);
   if (p.kind == ConvKind::Separable) {
-    const unsigned runs = static_cast<unsigned>((p.height + kRun - 1) / kRun);
-    s.column_grid =
-        dim3(static_cast<unsigned>((p.width + S::kThreads - 1) / S::kThreads), std::min(runs, kMaxGridRows), 1);
+    const conv::WideColumnLayout L(p.kh, p.channels);
+    const unsigned strips = static_cast<unsigned>((p.width + L.columns - 1) / L.columns);
+    s.column_grid = dim3(static_cast<unsigned>((p.height + L.rows - 1) / L.rows), std::min(strips, kMaxGridRows), 1);
+    s.column_block = dim3(S::kWideColumnThreads, 1, 1);
+    s.column_shared_bytes = L.bytes();
   }
   return s;
 }
@@ -190,9 +192,11 @@ std::string describe(const LaunchShape& s) {
     text += fmt::format(", box sums: integer row prefix sums then column running sums (grid {}x{})", s.column_grid.x,
                         s.column_grid.y);
   else if (s.wide)
-    text += p.kind == ConvKind::Separable
-                ? fmt::format(", wide: row pass then column pass (grid {}x{})", s.column_grid.x, s.column_grid.y)
-                : std::string(", wide: one staged row per kernel row");
+    text +=
+        p.kind == ConvKind::Separable
+            ? fmt::format(", wide: row pass then column pass (grid {}x{} block {}, {:.1f} KiB shared)", s.column_grid.x,
+                          s.column_grid.y, s.column_block.x, static_cast<double>(s.column_shared_bytes) / 1024)
+            : std::string(", wide: one staged row per kernel row");
   else if (p.kind == ConvKind::Separable) text += fmt::format(", {} staged rows", s.stage_rows);
   else text += fmt::format(", {} of {} kernel rows per chunk", s.kernel_rows_per_chunk, p.kh);
   return text;

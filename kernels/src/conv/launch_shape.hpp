@@ -41,9 +41,12 @@ struct LaunchShape {
   int kernel_rows_per_chunk = 0;  // 2-D: kernel rows staged at once (kh when they all fit)
   // The wide path (wide_launch_shape): grid and shared memory are those of the row launch (the
   // separable row pass into ConvArgs::inter, or the whole 2-D kernel); a separable one then runs its
-  // column pass over `inter` with column_grid (no shared memory).
+  // column pass over `inter` with column_grid, column_block and column_shared_bytes. Box sums use
+  // column_grid with `block` and no shared memory.
   bool wide = false;
   dim3 column_grid{0, 0, 1};
+  dim3 column_block{KernelSchedule::kThreads, 1, 1};
+  std::size_t column_shared_bytes = 0;
 };
 
 // True when a convolution takes the wide path: a side over KernelSchedule::kMaxFusedTaps taps, or
@@ -56,10 +59,12 @@ int wide_intermediate_rows(int height, int kh);
 std::size_t wide_intermediate_bytes(const ConvProblem& problem);
 std::size_t wide_intermediate_pitch(const ConvProblem& problem);
 
-// The wide path's shape: a block of 128 threads computes KernelSchedule::kWideSpan outputs of one
-// row; its shared memory holds one input row of kWideSpan + kw + 7 pixels (at most 82 KiB for 4095
-// taps of float4), so any kernel up to kMaxSeparableTaps (separable) or kMaxKernelSide (2-D) fits.
-// Grids are capped at 65535 rows; the kernels stride over the rest.
+// The wide path's shape: a row-launch block of 128 threads computes KernelSchedule::kWideSpan
+// outputs of one row; its shared memory holds one input row of kWideSpan + kw + 8 pixels, padded,
+// and kw taps (at most 108 KiB for 4095 taps of float4), so any kernel up to kMaxSeparableTaps
+// (separable) or kMaxKernelSide (2-D) fits. A separable one's column launch: blocks of
+// kWideColumnThreads over tiles of WideColumnLayout (conv/block_layout.hpp), up to 227 KiB of
+// shared memory. Grids are capped at 65535 rows; the kernels stride over the rest.
 LaunchShape wide_launch_shape(const ConvProblem& problem);
 
 // The separable kernel's shape: as many input rows staged at once as fit (32, else halved down to
