@@ -60,4 +60,20 @@ TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const 
   return {width, rows};
 }
 
+TileSize halo_tile_for_budget(int image_width, int image_height, std::size_t budget_bytes, const Format& fmt,
+                              const Halo& halo, int side, int halo_factor) {
+  const int fits = tile_side_for_budget(budget_bytes, fmt, halo);
+  const long long across = std::max(halo.left + halo.right, halo.top + halo.bottom);
+  const long long grown = (static_cast<long long>(halo_factor) * across + 31) / 32 * 32;
+  if (grown <= side || fits <= side || image_width <= 0 || image_height <= 0)
+    return {std::min(side, fits), std::min(side, fits)};
+  const int limit = static_cast<int>(std::min<long long>(grown, fits));
+  // Equal tiles per axis: as few as `limit` allows.
+  auto even = [limit](int n) {
+    const int count = (n + limit - 1) / limit;
+    return std::min(limit, ((n + count - 1) / count + 31) / 32 * 32);
+  };
+  return {even(image_width), even(image_height)};
+}
+
 }  // namespace tf

@@ -120,10 +120,10 @@ class CudaDevice final : public Device {
     // (separable 31 taps, 8192² RGBA8 on one H200: 9.76 Gpix/s in strips, 7.71 in 1024² tiles).
     // Compute-bound ones balance better over more, squarer tiles (2-D 31x31 on two H200: 10.34
     // Gpix/s in 1024² tiles, 9.31 in strips); one H200 computes about 8 Gpix/s at 400 FMAs a pixel.
-    if (fmas_per_pixel(*job.chain) > kComputeBoundFmas) {
-      const int side = std::min(tile_side_for_budget(budget, job.src.format, halo), kSquareTileSide);
-      return {side, side};
-    }
+    // Wide kernels' tiles grow with the halo (kHaloTileFactor).
+    if (fmas_per_pixel(*job.chain) > kComputeBoundFmas)
+      return halo_tile_for_budget(job.src.width, job.src.height, budget, job.src.format, halo, kSquareTileSide,
+                                  kHaloTileFactor);
     return strip_tile_for_budget(job.src.width, budget, job.src.format, halo, kStripTilePixels);
   }
 

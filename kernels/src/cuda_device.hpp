@@ -16,6 +16,10 @@ constexpr int kDefaultLanes = 6;
 // and gain nothing in kernel efficiency. Measurements: CudaDevice::preferred_tile.
 constexpr long long kStripTilePixels = 8192 * 256;
 constexpr int kSquareTileSide = 1024;
+// ... but at least this many times the halo across (halo_tile_for_budget): past it, halo rows and
+// uploads cost at most about a quarter more (gaussian sigma=150, 450 pixels a side: 3600-pixel
+// tiles; in 1024² ones the row pass computed 1.9 times the rows).
+constexpr int kHaloTileFactor = 4;
 constexpr long long kComputeBoundFmas = 400;
 // Chains with a cuFFT stage (docs/design.md, "The FFT path") take larger square tiles: a transform
 // covers the tile grown by the kernel, so the halo's share of the work falls as tiles grow.

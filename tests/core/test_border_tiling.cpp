@@ -77,6 +77,22 @@ TEST(Tiling, BudgetGivesATileThatFits) {
   }
 }
 
+// Compute-bound GPU tiles grow with the halo (gaussian sigma=150: 450 pixels a side) and split the
+// image evenly; small halos keep the square side.
+TEST(Tiling, HaloTilesGrowWithTheHalo) {
+  const Format f{PixelType::U8, 3};
+  const std::size_t big = std::size_t(8) << 30;
+  const Halo wide{450, 450, 450, 450};
+  EXPECT_EQ(halo_tile_for_budget(4000, 3000, big, f, {15, 15, 15, 15}, 1024, 4), (TileSize{1024, 1024}));
+  EXPECT_EQ(halo_tile_for_budget(4000, 3000, big, f, wide, 1024, 4), (TileSize{2016, 3008}));
+  EXPECT_EQ(halo_tile_for_budget(8192, 8192, big, f, wide, 1024, 4), (TileSize{2752, 2752}));
+  EXPECT_EQ(halo_tile_for_budget(1000, 700, big, f, wide, 1024, 4), (TileSize{1024, 704}));
+  for (std::size_t budget : {std::size_t(64) << 20, std::size_t(256) << 20, big}) {
+    const TileSize t = halo_tile_for_budget(4000, 3000, budget, f, wide, 1024, 4);
+    EXPECT_LE(tile_working_set(t, f, wide), budget) << budget;
+  }
+}
+
 TEST(Tiling, StripsSpanTheImageAndFitTheBudget) {
   const Format f{PixelType::U8, 4};
   const std::size_t big = std::size_t(512) << 20;

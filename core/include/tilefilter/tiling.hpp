@@ -36,6 +36,15 @@ int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo
 TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const Format& fmt, const Halo& halo,
                                long long target_pixels);
 
+// Square tiles of `side` pixels for compute-bound devices, grown to `halo_factor` times the halo
+// (the larger of its two axes) when that is more, so halo pixels, which are uploaded and whose
+// rows a separable row pass computes once per tile, cost at most about 1 / halo_factor extra.
+// Grown tiles are split evenly over an `image_width` x `image_height` image (rounded up to 32
+// pixels) rather than leaving a thin remainder tile with a whole halo of its own. Within
+// `budget_bytes`: never larger than tile_side_for_budget().
+TileSize halo_tile_for_budget(int image_width, int image_height, std::size_t budget_bytes, const Format& fmt,
+                              const Halo& halo, int side, int halo_factor);
+
 // Bytes a device needs to process one tile of the given output size (padded input in the pixel
 // type, two float work buffers of the padded size, output in the pixel type).
 std::size_t tile_working_set(TileSize out, const Format& fmt, const Halo& halo);
