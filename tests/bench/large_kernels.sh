@@ -5,8 +5,12 @@
 # process wall time (decode and encode of an uncompressed TIFF are a small part of it), median of 3.
 # box:radius=500 (1001 taps a side) shows the O(1) integer box sums.
 #
+# Then large_kernels_peers.py beside it: OpenCV (cv2.GaussianBlur, cv2.blur) and `vips gaussblur`
+# on the same image and cores, with tilefilter's whole-process CPU and GPU figures, in the same run.
+#
 # Usage: tests/bench/large_kernels.sh [TILEFILTER=build/app/cli/tilefilter] [WORKDIR=/tmp/tf-large]
-#   GPU=0 skips the GPU part, CPU=0 the CPU part; REPEATS sets the bench's timed runs (default 5).
+#   GPU=0 skips the GPU part, CPU=0 the CPU part, PEERS=0 the peers (they need python3 with numpy
+#   and cv2; VIPS names the vips program); REPEATS sets the bench's timed runs (default 5).
 set -euo pipefail
 tf=${1:-build/app/cli/tilefilter}
 work=${2:-/tmp/tf-large}
@@ -33,4 +37,11 @@ if [ "${CPU:-1}" != 0 ]; then
     median=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 2p)
     printf '  %-20s %8.3f s  (runs: %s)\n' "$s" "$median" "${times[*]}"
   done
+fi
+
+if [ "${PEERS:-1}" != 0 ]; then
+  peers=(--no-bench --workdir "$work")
+  [ "${GPU:-1}" != 0 ] || peers+=(--no-gpu)
+  [ -z "${VIPS:-}" ] || peers+=(--vips "$VIPS")
+  python3 "$(dirname "$0")/large_kernels_peers.py" "$tf" "${peers[@]}"
 fi

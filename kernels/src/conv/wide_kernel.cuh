@@ -78,6 +78,8 @@ __global__ void __launch_bounds__(S::kThreads, 4) wide_rows_kernel(const ConvArg
   // Staged pixel c lives at c + c / kRun: this thread's window starts at tx + tx / kRun.
   const Px<C>* window = st + threadIdx.x * (kRun + 1);
   const Raw<C, T> fill = fill_raw<C, T>(a.in.fill);
+  const int col0 = a.origin_x + x0;  // plane column of staged pixel 0
+  const bool shift = col0 >= a.in.x_lo && col0 + staged <= a.in.x_hi;
   if constexpr (!General)
     for (int i = threadIdx.x; i < kw; i += S::kThreads) taps[i] = __ldg(a.taps + i);
   const int rows = General ? a.height : a.height + a.kh - 1;
@@ -91,10 +93,18 @@ __global__ void __launch_bounds__(S::kThreads, 4) wide_rows_kernel(const ConvArg
       const unsigned char* src =
           static_cast<const unsigned char*>(a.in.data) + (by >= 0 ? static_cast<std::size_t>(by) * a.in.pitch : 0);
       __syncthreads();  // the previous kernel row's window (and taps) are consumed
-      for (int c = threadIdx.x; c < staged; c += S::kThreads) {
-        const int px = a.origin_x + x0 + c;
-        const int bx = px < a.in.width ? __ldg(a.in.xmap + px) : -1;
-        st[c + c / kRun] = to_px<C, T>(by >= 0 && bx >= 0 ? load_raw<C, T>(src, bx) : fill);
+      if (shift) {
+        // Inside the map's plain shift: no map loads, so the row's loads issue back to back.
+        const unsigned char* row = src + static_cast<std::ptrdiff_t>(col0 + a.in.x_shift) * sizeof(Raw<C, T>);
+#pragma unroll 4
+        for (int c = threadIdx.x; c < staged; c += S::kThreads)
+          st[c + c / kRun] = to_px<C, T>(by >= 0 ? load_raw<C, T>(row, c) : fill);
+      } else {
+        for (int c = threadIdx.x; c < staged; c += S::kThreads) {
+          const int px = col0 + c;
+          const int bx = px < a.in.width ? __ldg(a.in.xmap + px) : -1;
+          st[c + c / kRun] = to_px<C, T>(by >= 0 && bx >= 0 ? load_raw<C, T>(src, bx) : fill);
+        }
       }
       if constexpr (General)
         for (int i = threadIdx.x; i < kw; i += S::kThreads)
