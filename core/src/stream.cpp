@@ -56,7 +56,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // and CPU workers need. The codecs work on their own strips and chunks, whatever the band, so bigger
 // bands buy little: 20000² RGB8 TIFF, gaussian, one H200 and 16 cores, 2026-11-23: 6.8 s and 468 MB
 // peak with 160 MiB, 7.1 s and 250 MB with the smallest bands (--memory 64M).
-std::size_t default_budget(std::size_t working) { return (48ULL << 20) + codec_reserve() + working; }
+std::size_t default_budget(std::size_t working) { return default_stream_budget() + working; }
 
 // A blocking queue of buffer indices between two stages; close() wakes everyone for shutdown.
 class Channel {
@@ -97,6 +97,8 @@ struct Band {
 };
 
 }  // namespace
+
+std::size_t default_stream_budget() { return (48ULL << 20) + codec_reserve(); }
 
 int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget) {
   const std::size_t row = static_cast<std::size_t>(width) * format.pixel_bytes();

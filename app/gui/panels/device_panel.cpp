@@ -6,6 +6,8 @@
 
 #include "device_card.hpp"
 #include "platform/device_hub.hpp"
+#include "platform/proc_stats.hpp"
+#include "tilefilter/stream.hpp"
 
 namespace tf::gui {
 
@@ -16,6 +18,8 @@ QString gpu_details(const DeviceInfo& i) {
   if (!i.link.empty()) parts << QString::fromStdString(i.link);
   return parts.join(QStringLiteral(" · "));
 }
+
+QString mib(quint64 bytes) { return QObject::tr("%1 MiB").arg((bytes + (1 << 19)) >> 20); }
 }  // namespace
 
 DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
@@ -51,6 +55,15 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   if (hub.gpus().empty()) cpu->setToolTip(tr("No GPU: %1").arg(hub.gpu_message()));
   cards_.push_back(cpu);
   layout->addWidget(cpu);
+  memory_ = new QLabel(content);
+  memory_->setObjectName("memoryLabel");
+  memory_->setWordWrap(true);
+  memory_->setToolTip(
+      tr("Images too large to decode whole are filtered band by band (Save As, Apply) within this budget "
+         "of host memory for pixels and codecs, plus the CPU workers' tile buffers; the process's peak "
+         "resident memory is measured by Linux since it started."));
+  layout->addWidget(memory_);
+  show_memory(process_resident_bytes(), process_peak_resident_bytes());
   layout->addStretch(1);
   scroll->setWidget(content);
   outer->addWidget(scroll);
@@ -67,9 +80,19 @@ void DevicePanel::show_job(const JobView& job) {
   for (auto* c : cards_) c->show_job(job);
 }
 
+QString DevicePanel::memory_text() const { return memory_->text(); }
+
+void DevicePanel::show_memory(quint64 resident, quint64 peak) {
+  memory_->setText(tr("Memory budget for large images: %1 streamed band by band (+ CPU tile buffers)\n"
+                      "This process: %2 resident, %3 peak")
+                       .arg(mib(default_stream_budget()), mib(resident), mib(peak)));
+}
+
 void DevicePanel::add_samples(const QVector<UtilizationSample>& samples) {
-  for (const auto& s : samples)
+  for (const auto& s : samples) {
     if (auto* c = card(s.id)) c->add_sample(s);
+    if (s.id == QStringLiteral("cpu") && s.process_memory > 0) show_memory(s.process_memory, s.process_peak_memory);
+  }
 }
 
 }  // namespace tf::gui

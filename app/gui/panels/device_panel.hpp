@@ -1,5 +1,6 @@
 // The device panel (right dock): a card per GPU the backend found plus one for the CPU, with live
-// utilization from the sampler and the last job's split from its telemetry.
+// utilization from the sampler and the last job's split from its telemetry, and under them the
+// memory a large image is streamed in (core's budget) beside what this process holds now and at peak.
 #pragma once
 #include <QWidget>
 #include <vector>
@@ -21,13 +22,17 @@ class DevicePanel : public QWidget {
   void show_job(const JobView& job);
   const std::vector<DeviceCard*>& cards() const { return cards_; }
   DeviceCard* card(const QString& id) const;
+  QString memory_text() const;  // the budget and the process's resident memory, as shown
 
  public slots:
   void add_samples(const QVector<tf::gui::UtilizationSample>& samples);
 
  private:
   std::vector<DeviceCard*> cards_;
+  void show_memory(quint64 resident, quint64 peak);
+
   QLabel* job_title_ = nullptr;
+  QLabel* memory_ = nullptr;
 };
 
 }  // namespace tf::gui

@@ -7,6 +7,7 @@ namespace tf::gui {
 
 double process_cpu_seconds();  // user + system time of this process, -1 when unknown
 std::size_t process_resident_bytes();
+std::size_t process_peak_resident_bytes();  // the high-water mark since start (VmHWM), 0 when unknown
 struct HostMemory {
   std::size_t total = 0, available = 0;
 };

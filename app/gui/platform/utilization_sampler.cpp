@@ -46,6 +46,7 @@ class SamplerWorker : public QObject {
     cpu.memory_total = m.total;
     cpu.memory_used = m.total - m.available;
     cpu.process_memory = process_resident_bytes();
+    cpu.process_peak_memory = process_peak_resident_bytes();
     out.push_back(cpu);
     emit sampled(out);
   }

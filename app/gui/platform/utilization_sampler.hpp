@@ -13,7 +13,8 @@ struct UtilizationSample {
   QString id;               // "gpu0" ... or "cpu"
   double utilization = -1;  // percent; -1 unknown
   quint64 memory_used = 0, memory_total = 0;
-  quint64 process_memory = 0;  // CPU: resident bytes of this process
+  quint64 process_memory = 0;       // CPU: resident bytes of this process
+  quint64 process_peak_memory = 0;  // CPU: its peak resident bytes since start
 };
 
 class UtilizationSampler : public QObject {

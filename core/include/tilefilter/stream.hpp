@@ -44,6 +44,11 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
 // StreamOptions::memory_budget), with the chain's vertical halo.
 int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget);
 
+// The host memory filter_file plans for when StreamOptions::memory_budget is 0, before the CPU
+// workers' tile working sets (which depend on the chain and the devices) are added to it: 48 MiB of
+// pixels in flight plus the codecs' reserve for this machine's cores. What `apply --memory` replaces.
+std::size_t default_stream_budget();
+
 // EXIF orientation (1..8) applied to the pixels: the image as a viewer shows it.
 Image apply_orientation(const ImageView& src, int orientation);
 
