@@ -1,5 +1,6 @@
 #include "document.hpp"
 
+#include <QDir>
 #include <QFileInfo>
 #include <atomic>
 #include <chrono>
@@ -31,6 +32,23 @@ std::atomic<std::size_t> large_bytes{initial_large_bytes()};
 std::size_t large_image_bytes() { return large_bytes; }
 void set_large_image_bytes(std::size_t bytes) { large_bytes = bytes; }
 
+namespace {
+DocumentState large_state(ImageReader& reader, const std::string& path, std::chrono::steady_clock::time_point t0,
+                          const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
+  const ImageInfo& info = reader.info();
+  auto large = std::make_shared<LargeSource>();
+  large->path = path;
+  large->width = info.width;
+  large->height = info.height;
+  large->factor = overview_factor(info.width, info.height, kOverviewSide);
+  DocumentState s = make_state(DeviceHub::in_host_memory(read_overview(reader, large->factor, progress, cancel)));
+  large->open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.file = info;
+  s.large = std::move(large);
+  return s;
+}
+}  // namespace
+
 DocumentState load_state(const QString& path, const std::function<void(double)>& progress) {
   const std::string file_path = path.toStdString();
   const auto t0 = std::chrono::steady_clock::now();
@@ -46,16 +64,14 @@ DocumentState load_state(const QString& path, const std::function<void(double)>&
     s.file = info;
     return s;
   }
-  auto large = std::make_shared<LargeSource>();
-  large->path = file_path;
-  large->width = info.width;
-  large->height = info.height;
-  large->factor = overview_factor(info.width, info.height, kOverviewSide);
-  DocumentState s = make_state(DeviceHub::in_host_memory(read_overview(*reader, large->factor, progress)));
-  large->open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  s.file = info;
-  s.large = std::move(large);
-  return s;
+  return large_state(*reader, file_path, t0, progress, nullptr);
+}
+
+DocumentState load_large_state(const std::string& path, const std::function<void(double)>& progress,
+                               const std::atomic<bool>* cancel) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto reader = open_image(path, Limits{});
+  return large_state(*reader, path, t0, progress, cancel);
 }
 
 WriteOptions ImageDocument::write_options(int quality) const {
@@ -72,6 +88,7 @@ ImageDocument::ImageDocument(QObject* parent) : QObject(parent) {
 
 void ImageDocument::reset(const QString& path, const QString& name, DocumentState state) {
   undo_.clear();
+  temp_folder_.reset();  // files of the previous document go with its states
   path_ = path;
   name_ = name.isEmpty() ? QFileInfo(path).fileName() : name;
   file_ = state.file;  // later states (filters applied) keep the opened file's metadata
@@ -83,6 +100,11 @@ void ImageDocument::reset(const QString& path, const QString& name, DocumentStat
 void ImageDocument::set_state(DocumentState state) {
   state_ = std::move(state);
   emit image_changed();
+}
+
+std::shared_ptr<QTemporaryDir> ImageDocument::temp_folder() {
+  if (!temp_folder_) temp_folder_ = std::make_shared<QTemporaryDir>(QDir::tempPath() + "/tilefilter-doc-XXXXXX");
+  return temp_folder_;
 }
 
 void ImageDocument::mark_saved(const QString& path) {

@@ -4,7 +4,9 @@
 #include <QImage>
 #include <QObject>
 #include <QString>
+#include <QTemporaryDir>
 #include <QUndoStack>
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -16,12 +18,13 @@
 namespace tf::gui {
 
 // A file too large to decode whole: it stays on disk, the state's image is its overview (a box
-// average by `factor`), and Save streams the file through the chain (tf::filter_file).
+// average by `factor`), and Save and Apply stream the file through the chain (tf::filter_file).
 struct LargeSource {
   std::string path;
-  int width = 0, height = 0;  // of the file
-  int factor = 1;             // file pixels per overview pixel, per side
-  double open_s = 0;          // time to read the overview
+  int width = 0, height = 0;          // of the file
+  int factor = 1;                     // file pixels per overview pixel, per side
+  double open_s = 0;                  // time to read the overview
+  std::shared_ptr<const void> owner;  // Apply's results: removes the file with the last state using it
 };
 
 // One version of the pixels. Everything in it is made off the GUI thread (make_state).
@@ -44,6 +47,9 @@ DocumentState make_state(Image image, ShownImage display = {});
 // Decodes a file into a state (an overview of a large file, reporting `progress` 0..1). Throws tf::Error naming the
 // file and the reason.
 DocumentState load_state(const QString& path, const std::function<void(double)>& progress = {});
+// A large document's state for `path` whatever its size: its overview, read band by band.
+DocumentState load_large_state(const std::string& path, const std::function<void(double)>& progress = {},
+                               const std::atomic<bool>* cancel = nullptr);
 
 class ImageDocument : public QObject {
   Q_OBJECT
@@ -70,6 +76,9 @@ class ImageDocument : public QObject {
   // Pixels from Apply, undo or redo.
   void set_state(DocumentState state);
   void mark_saved(const QString& path);
+  // The folder for files this document makes (Apply on a large document), made on first use. Files
+  // in it hold it too (LargeSource::owner), so it goes when the document and its undo steps let go.
+  std::shared_ptr<QTemporaryDir> temp_folder();
 
  signals:
   void image_changed();
@@ -80,6 +89,7 @@ class ImageDocument : public QObject {
   ImageInfo file_;
   QString path_, name_;
   QUndoStack undo_;
+  std::shared_ptr<QTemporaryDir> temp_folder_;
 };
 
 }  // namespace tf::gui

@@ -31,12 +31,19 @@ void ImageView::set_detail(const QImage& image, const QRectF& shown) {
   update();
 }
 
+void ImageView::set_after_detail(const QImage& image, const QRectF& shown) {
+  after_detail_ = image;
+  after_detail_rect_ = shown;
+  update();
+}
+
 void ImageView::set_before(const ShownImage& image) {
   const bool same_size = image.base.size() == before_.base.size();
   release_later(std::exchange(before_, image));
   release_later(std::exchange(after_, {}));
   overlay_ = {};
   detail_ = {};
+  after_detail_ = {};
   if (!same_size || fit_) zoom_fit();
   else update();
 }
@@ -56,6 +63,7 @@ void ImageView::set_overlay(const QImage& image, const QRect& shown) {
 void ImageView::clear_after() {
   release_later(std::exchange(after_, {}));
   overlay_ = {};
+  after_detail_ = {};
   update();
 }
 
@@ -188,6 +196,7 @@ void ImageView::paintEvent(QPaintEvent*) {
     const QRectF clip = after_clip.intersected(image_on_screen);
     draw_image(p, after_.is_null() ? before_ : after_, whole, clip);
     if (!overlay_.isNull()) draw_image(p, ShownImage(overlay_), overlay_rect_, clip);
+    if (!after_detail_.isNull()) draw_image(p, ShownImage(after_detail_), after_detail_rect_, clip);
   }
   if (split) {
     p.setRenderHint(QPainter::Antialiasing);

@@ -25,6 +25,11 @@ class ImageView : public QWidget {
   // than `shown`): a large document's region decoded at full resolution.
   void set_detail(const QImage& image, const QRectF& shown);
   const QImage& detail_image() const { return detail_; }
+  // The same for the after side: that region filtered at full resolution, over the filtered
+  // overview; it stays while the view pans or zooms, until a newer one replaces it.
+  void set_after_detail(const QImage& image, const QRectF& shown);
+  const QImage& after_detail_image() const { return after_detail_; }
+  QRectF after_detail_rect() const { return after_detail_rect_; }
   const QImage& before_image() const { return before_.base; }
   const QImage& after_image() const { return after_.base; }
   bool has_result() const { return !after_.is_null() || !overlay_.isNull(); }
@@ -77,8 +82,8 @@ class ImageView : public QWidget {
   ShownImage before_, after_;
   QImage overlay_;
   QRect overlay_rect_;
-  QImage detail_;
-  QRectF detail_rect_;
+  QImage detail_, after_detail_;
+  QRectF detail_rect_, after_detail_rect_;
   double zoom_ = 1;
   QPointF center_;  // image point at the widget's centre
   bool fit_ = true;

@@ -150,14 +150,23 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   connect(&apply_watcher_, &QFutureWatcher<Applied>::finished, this, [this] {
     Applied result = apply_watcher_.result();
     panel_->set_applying(false);
+    if (save_cancel_ && !save_watcher_.isRunning()) {  // a large document's Apply streamed the file
+      save_cancel_.reset();
+      progress_->hide();
+      cancel_save_->hide();
+    }
     if (!result.error.isEmpty()) {
       show_error(result.error);
       check_idle();
       return;
     }
+    if (result.stream) {
+      apply_text_ = result.text;
+      show_stream_job(*result.stream, tr("Apply"));
+    }
     const QString text = tr("Apply %1").arg(apply_text_);
     document_.undo_stack()->push(new ApplyCommand(
-        &document_, document_.state(), std::move(result.state), apply_chain_,
+        &document_, document_.state(), std::exchange(*result.state, {}), apply_chain_,
         [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
     statusBar()->showMessage(tr("Applied — Ctrl+Z undoes it"), 5000);
     emit applied();

@@ -95,8 +95,14 @@ class MainWindow : public QMainWindow {
   // main_window_large.cpp: documents that stay on disk (LargeSource)
   void save_large(const QString& path, int quality);
   void finish_save_large();
+  void apply_large(const ChainSettings& chain);  // streams the chain into a file of the document
+  void show_stream_job(const StreamReport& report, const QString& what);
+  bool file_in_use(const QString& path) const;  // by the document or a step of its undo stack
   void setup_large_view();
-  void request_detail();  // the visible region at full resolution, when zoomed past the overview
+  void chain_changed_for_detail();  // a new chain: the filtered region shown is out of date
+  void request_detail();            // the visible region at full resolution, when zoomed past the overview
+  void show_detail();
+  void start_streaming(const QString& message);  // progress bar and Cancel for a streaming job
   ChainSettings preview_chain(const ChainSettings& chain) const;
   // main_window_actions.cpp: menus, toolbar, file and preset actions
   void build_actions();
@@ -140,21 +146,32 @@ class MainWindow : public QMainWindow {
   QFutureWatcher<Loaded> load_watcher_;
   QFutureWatcher<QString> save_watcher_;  // the error, empty on success
   struct Applied {
-    DocumentState state;
+    // Shared with the watcher's copy of the result, so that taking the state out empties both: a
+    // large document's result file then goes with the last step that uses it, not with the watcher.
+    std::shared_ptr<DocumentState> state = std::make_shared<DocumentState>();
     QString error;
+    QString text;                          // large documents: the chain's specs
+    std::shared_ptr<StreamReport> stream;  // large documents: the streamed job
   };
   QFutureWatcher<Applied> apply_watcher_;
   struct Detail {
-    std::shared_ptr<const LargeSource> source;
-    QImage image;
+    std::weak_ptr<const LargeSource> source;  // not kept alive by the watcher's copy of the result
+    ChainSettings chain;                      // what `after` was filtered with
+    QImage before, after;
     QRectF shown;  // overview pixels
     QString error;
+    double read_ms = 0, filter_ms = 0;
+    std::shared_ptr<const JobReport> report;  // of the filter job, for the timeline
+    int pixel_bytes = 0;
   };
   QFutureWatcher<Detail> detail_watcher_;
-  QTimer* detail_timer_ = nullptr;  // reads the region once zooming or panning pauses
-  bool detail_again_ = false;       // the view changed while a region was being read
+  QTimer* detail_timer_ = nullptr;                    // reads the region once zooming or panning pauses
+  bool detail_again_ = false;                         // the view or the chain changed while a region was read
+  std::shared_ptr<std::atomic<bool>> detail_cancel_;  // of the region in flight
+  std::optional<ChainSettings> detail_chain_;         // of the filtered region shown, if any
+  int temp_files_ = 0;                                // files made for this window's large Apply
   QString saving_path_;
-  std::shared_ptr<std::atomic<bool>> save_cancel_;  // of the streaming save in flight
+  std::shared_ptr<std::atomic<bool>> save_cancel_;  // of the streaming save or Apply in flight
   std::shared_ptr<StreamReport> stream_report_;     // its report, once it succeeded
 
   std::optional<PreviewResult> full_;  // last full result of the current request

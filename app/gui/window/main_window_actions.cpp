@@ -213,7 +213,9 @@ void MainWindow::save() {
   if (document_.empty()) return;
   const QString path = document_.path();
   std::string why;
-  if (path.isEmpty() || !can_encode(path.toStdString(), document_.image().format(), &why)) {
+  // A large document's file (or one Undo goes back to) stays on disk while it is open: save elsewhere.
+  if (path.isEmpty() || !can_encode(path.toStdString(), document_.image().format(), &why) ||
+      (document_.large() && file_in_use(path))) {
     save_as();
     return;
   }
@@ -240,6 +242,10 @@ bool MainWindow::confirm_discard() {
       QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Cancel) return false;
   if (answer == QMessageBox::Discard) return true;
+  if (document_.large()) {  // streamed off the GUI thread: close again once it is saved
+    save_as();
+    return false;
+  }
   QString path = document_.path();
   if (path.isEmpty() || !can_encode(path.toStdString(), document_.image().format())) {
     path =

@@ -108,6 +108,8 @@ void MainWindow::on_document_changed() {
   if (full_) release_later(std::exchange(full_, std::nullopt));
   preview_pending_ = false;
   requested_ = 0;
+  detail_chain_.reset();
+  if (document_.large()) detail_timer_->start();  // another file: its region
   update_title();
 }
 
@@ -139,6 +141,7 @@ void MainWindow::request_preview() {
     view_->clear_after();
     progress_->hide();
     timing_label_->clear();
+    chain_changed_for_detail();
     check_idle();
     return;
   }
@@ -155,6 +158,7 @@ void MainWindow::request_preview() {
   progress_->setRange(0, 100);
   progress_->setValue(0);
   progress_->show();
+  chain_changed_for_detail();
 }
 
 const PreviewResult* MainWindow::current_full_result() const {
@@ -218,11 +222,15 @@ void MainWindow::apply() {
     show_info(tr("Add a filter to the chain first (Add filter)."));
     return;
   }
-  if (document_.large()) {
-    show_info(tr("This image stays on disk: Save As writes the chain's result band by band from the file."));
+  if (apply_watcher_.isRunning() || apply_pending_) return;
+  if (document_.large()) {  // the whole file, band by band, into a file of the document
+    if (save_watcher_.isRunning()) {
+      show_info(tr("Still saving; try again in a moment."));
+      return;
+    }
+    apply_large(s);
     return;
   }
-  if (apply_watcher_.isRunning() || apply_pending_) return;
   apply_pending_ = true;
   apply_chain_ = s;
   panel_->set_applying(true);
@@ -236,19 +244,22 @@ void MainWindow::finish_apply(const PreviewResult& full) {
   const Image pixels = full.pixels;
   const ShownImage display = full.display;
   apply_watcher_.setFuture(QtConcurrent::run([pixels, display]() -> Applied {
+    Applied out;
     try {
-      return {make_state(pixels, display), {}};
+      *out.state = make_state(pixels, display);
     } catch (const std::bad_alloc&) {
-      return {{}, tr("Not enough memory to apply the filters to the whole image.")};
+      out.error = tr("Not enough memory to apply the filters to the whole image.");
     } catch (const std::exception& e) {
-      return {{}, QString::fromUtf8(e.what())};
+      out.error = QString::fromUtf8(e.what());
     }
+    return out;
   }));
 }
 
 bool MainWindow::idle() const {
   return !load_watcher_.isRunning() && !save_watcher_.isRunning() && !apply_watcher_.isRunning() &&
-         !detail_watcher_.isRunning() && !engine_->busy() && !apply_pending_ && !preview_pending_;
+         !detail_watcher_.isRunning() && !detail_timer_->isActive() && !engine_->busy() && !apply_pending_ &&
+         !preview_pending_;
 }
 
 void MainWindow::check_idle() {
@@ -259,6 +270,10 @@ void MainWindow::save_to(const QString& path, int quality) {
   if (document_.empty()) return;
   if (save_watcher_.isRunning()) {
     show_info(tr("Still saving; try again in a moment."));
+    return;
+  }
+  if (document_.large() && apply_watcher_.isRunning()) {  // Save writes the state Apply is making
+    show_info(tr("Still applying; save when it has finished."));
     return;
   }
   saving_path_ = path;
