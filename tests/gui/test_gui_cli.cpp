@@ -21,10 +21,11 @@ struct GuiRun {
   QString output;
 };
 
-GuiRun run_gui(const QStringList& args, int timeout_ms = 60000) {
+GuiRun run_gui(const QStringList& args, int timeout_ms = 60000, const QStringList& extra_env = {}) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("QT_QPA_PLATFORM", "offscreen");
+  for (const QString& e : extra_env) env.insert(e.section('=', 0, 0), e.section('=', 1));
   p.setProcessEnvironment(env);
   p.setProcessChannelMode(QProcess::MergedChannels);
   p.start(QStringLiteral(TF_GUI_PATH), args);
@@ -60,6 +61,23 @@ TEST(GuiCommandLine, ScreenshotAfterTheJob) {
   const GuiRun bad = run_gui({QString::fromStdString(dir / "missing.png"), "--screenshot", shot + "2"});
   EXPECT_EQ(bad.code, 1) << bad.output.toStdString();
   EXPECT_FALSE(QFileInfo::exists(shot + "2"));
+}
+
+// A large document (TF_GUI_LARGE_BYTES: every file is one) zoomed in with a filter, then applied: each
+// screenshot comes once the region, or the streamed Apply, has finished.
+TEST(GuiCommandLine, ScreenshotOfALargeDocumentZoomedInAndApplied) {
+  ensure_gui_app();
+  TempDir dir;
+  const QString image = write_image(dir, "in.png", 640, 480);
+  const QString shot = QString::fromStdString(dir / "shot.png");
+  const QStringList large{"TF_GUI_LARGE_BYTES=1"};
+  const QStringList common{image, "--filter", "gaussian:sigma=2", "--devices", "cpu", "--timeout", "50"};
+  const GuiRun zoomed = run_gui(common + QStringList{"--zoom", "400", "--screenshot", shot}, 60000, large);
+  ASSERT_EQ(zoomed.code, 0) << zoomed.output.toStdString();
+  EXPECT_FALSE(QImage(shot).isNull());
+  const GuiRun applied = run_gui(common + QStringList{"--apply", "--screenshot", shot + "2.png"}, 60000, large);
+  ASSERT_EQ(applied.code, 0) << applied.output.toStdString();
+  EXPECT_FALSE(QImage(shot + "2.png").isNull());
 }
 
 // Two workloads, both modes, one and two devices, as `tilefilter bench --json` writes them.

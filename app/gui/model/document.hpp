@@ -70,6 +70,7 @@ class ImageDocument : public QObject {
   QString display_name() const { return name_; }
   bool modified() const { return !undo_.isClean(); }
   QUndoStack* undo_stack() { return &undo_; }
+  const QUndoStack* undo_stack() const { return &undo_; }
 
   // A newly opened (or generated) image: the undo history starts over.
   void reset(const QString& path, const QString& name, DocumentState state);

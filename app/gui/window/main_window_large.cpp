@@ -58,7 +58,10 @@ void MainWindow::setup_large_view() {
   detail_timer_ = new QTimer(this);
   detail_timer_->setSingleShot(true);
   detail_timer_->setInterval(150);
-  connect(detail_timer_, &QTimer::timeout, this, &MainWindow::request_detail);
+  connect(detail_timer_, &QTimer::timeout, this, [this] {
+    request_detail();
+    check_idle();  // the timer counts as busy (idle()); nothing may have started
+  });
   connect(view_, &ImageView::view_changed, this, [this] {
     if (document_.large()) detail_timer_->start();
   });
@@ -173,7 +176,7 @@ bool MainWindow::file_in_use(const QString& path) const {
     return s.large && QFileInfo(QString::fromStdString(s.large->path)).absoluteFilePath() == target;
   };
   if (same(document_.state())) return true;
-  const QUndoStack* undo = const_cast<ImageDocument&>(document_).undo_stack();
+  const QUndoStack* undo = document_.undo_stack();
   for (int i = 0; i < undo->count(); ++i)
     if (const auto* step = dynamic_cast<const ApplyCommand*>(undo->command(i)))
       if (same(step->before()) || same(step->after())) return true;
