@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QStatusBar>
 #include <cstring>
 #include <random>
 
@@ -109,6 +110,32 @@ TEST_F(LargeEditTest, ZoomedInPreviewIsTheFilteredFileAtFullResolution) {
   ASSERT_TRUE(wait_for([&] { return region_shown(); }, 60000));
   r = after_detail_in_file();
   EXPECT_EQ(first_difference(view->after_detail_image(), crop(core_output(path, sharper), r)), "");
+}
+
+TEST_F(LargeEditTest, PngIsReadDownToTheRegionWithinTheLimit) {
+  const std::string path = dir / "noise.png";
+  encode_file(path, random_image(300, 5000, 8).view(), {});  // decodes from the top; overview at 1/2
+  open_large(path);
+  const std::vector<std::string> specs{"box:radius=3"};
+  window->set_chain({{entry_from_spec(specs[0])}, {}});
+  ImageView* view = window->image_view();
+  ASSERT_TRUE(wait_for([&] { return window->idle(); }));
+  view->set_zoom(4, view->to_widget(QPointF(75, 2499)));  // the bottom rows of the file
+  ASSERT_TRUE(wait_for([&] { return region_shown(); }, 60000)) << window->message_bar()->text().toStdString();
+  const Rect r = after_detail_in_file();
+  EXPECT_GT(r.y, 4000);
+  EXPECT_EQ(first_difference(view->after_detail_image(), crop(core_output(path, specs), r)), "");
+
+  // Past the limit (rows through the region over large_image_bytes) the overview stays.
+  const std::size_t saved_limit = large_image_bytes();
+  set_large_image_bytes(300 * 3 * 1000);
+  window->set_chain({{entry_from_spec("box:radius=2")}, {}});
+  EXPECT_TRUE(view->after_detail_image().isNull());
+  ASSERT_TRUE(wait_for([&] { return window->idle(); }));
+  set_large_image_bytes(saved_limit);
+  EXPECT_TRUE(view->after_detail_image().isNull());
+  EXPECT_TRUE(window->statusBar()->currentMessage().contains("decodes from the top"))
+      << window->statusBar()->currentMessage().toStdString();
 }
 
 TEST_F(LargeEditTest, ApplyStreamsIntoAFileThatUndoAndRedoSwitchTo) {
