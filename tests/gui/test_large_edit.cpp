@@ -16,6 +16,7 @@
 #include "panels/device_panel.hpp"
 #include "panels/filter_panel.hpp"
 #include "panels/message_bar.hpp"
+#include "platform/proc_stats.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/stream.hpp"
 #include "views/image_view.hpp"
@@ -206,8 +207,10 @@ TEST_F(LargeEditTest, ApplyStreamsIntoAFileThatUndoAndRedoSwitchTo) {
 
 TEST_F(LargeEditTest, DevicePanelShowsTheStreamingBudgetAndTheProcessMemory) {
   const QString text = window->device_panel()->memory_text();
-  const auto budget_mib = (default_stream_budget() + (1 << 19)) >> 20;
-  EXPECT_TRUE(text.contains(QStringLiteral("Memory budget for large images: %1 MiB").arg(budget_mib)))
+  const auto mib = [](std::size_t bytes) { return (bytes + (1 << 19)) >> 20; };
+  EXPECT_TRUE(text.contains(QStringLiteral("Memory budget for large images: %1 MiB (bands streamed within %2 MiB")
+                                .arg(mib(large_document_budget()))
+                                .arg(mib(default_stream_budget()))))
       << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("resident"))) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("peak"))) << text.toStdString();
@@ -215,6 +218,24 @@ TEST_F(LargeEditTest, DevicePanelShowsTheStreamingBudgetAndTheProcessMemory) {
   ASSERT_TRUE(m.hasMatch()) << text.toStdString();
   EXPECT_GT(m.captured(1).toLongLong(), 0);
   EXPECT_GE(m.captured(2).toLongLong(), m.captured(1).toLongLong());
+}
+
+// A large document keeps only the undo steps whose overviews fit in the memory budget; the peak
+// the panel reports stays under the budget it shows.
+TEST_F(LargeEditTest, UndoStepsOfALargeDocumentFitTheMemoryBudget) {
+  const std::size_t mib = 1 << 20;
+  EXPECT_EQ(large_undo_steps(8 * mib), 20);   // small overviews: the usual 20 steps
+  EXPECT_EQ(large_undo_steps(200 * mib), 1);  // 4096² RGBA16-sized ones: one step
+  EXPECT_EQ(large_undo_steps(100 * mib),
+            static_cast<int>((large_document_budget() - default_stream_budget() - kProcessAllowance - 200 * mib) /
+                             (100 * mib)));
+  const std::string path = dir / "steps.tif";
+  encode_file(path, random_image(3000, 200, 5).view());
+  open_large(path);
+  const DocumentState& state = window->document()->state();
+  EXPECT_GT(state_bytes(state), static_cast<std::size_t>(state.image.width()) * state.image.height() * 3);
+  EXPECT_EQ(window->document()->undo_stack()->undoLimit(), large_undo_steps(state_bytes(state)));
+  EXPECT_LT(process_peak_resident_bytes(), large_document_budget());
 }
 
 }  // namespace

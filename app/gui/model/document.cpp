@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "preview_engine.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/overview.hpp"
+#include "tilefilter/stream.hpp"
 
 namespace tf::gui {
 
@@ -31,6 +33,30 @@ std::atomic<std::size_t> large_bytes{initial_large_bytes()};
 
 std::size_t large_image_bytes() { return large_bytes; }
 void set_large_image_bytes(std::size_t bytes) { large_bytes = bytes; }
+
+std::size_t large_document_budget() {
+  static const std::size_t budget = [] {
+    const char* env = std::getenv("TF_GUI_MEMORY_BYTES");
+    const std::size_t bytes = env ? std::strtoull(env, nullptr, 10) : 0;
+    return bytes ? bytes : std::size_t{1} << 30;
+  }();
+  return budget;
+}
+
+std::size_t state_bytes(const DocumentState& state) {
+  const auto pixels = static_cast<std::size_t>(state.image.width()) * static_cast<std::size_t>(state.image.height());
+  // A pyramid or a set of mips adds a third of its base level; the display copy is 4 bytes a pixel.
+  return pixels * state.image.format().pixel_bytes() * 4 / 3 + pixels * 4 * 4 / 3;
+}
+
+int large_undo_steps(std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  // The current state and the preview beside it are always held.
+  const std::size_t fixed = default_stream_budget() + kProcessAllowance + 2 * bytes;
+  const std::size_t budget = large_document_budget();
+  if (budget <= fixed) return 1;
+  return static_cast<int>(std::clamp<std::size_t>((budget - fixed) / bytes, 1, 20));
+}
 
 namespace {
 DocumentState large_state(ImageReader& reader, const std::string& path, std::chrono::steady_clock::time_point t0,
@@ -88,6 +114,9 @@ ImageDocument::ImageDocument(QObject* parent) : QObject(parent) {
 
 void ImageDocument::reset(const QString& path, const QString& name, DocumentState state) {
   undo_.clear();
+  // A large document keeps as many undo steps as its overviews fit in the memory budget (the limit
+  // can only change while the stack is empty).
+  undo_.setUndoLimit(state.large ? large_undo_steps(state_bytes(state)) : 20);
   temp_folder_.reset();  // files of the previous document go with its states
   path_ = path;
   name_ = name.isEmpty() ? QFileInfo(path).fileName() : name;

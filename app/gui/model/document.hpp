@@ -42,6 +42,18 @@ std::size_t large_image_bytes();
 void set_large_image_bytes(std::size_t bytes);
 constexpr int kOverviewSide = 4096;
 
+// The host memory the GUI keeps a large document within (default 1 GiB, or TF_GUI_MEMORY_BYTES
+// from the environment): the bands Save As and Apply stream (tf::default_stream_budget()), the
+// process itself (kProcessAllowance: Qt, libraries, fonts, CPU tile buffers) and the on-screen
+// images: the current state, the preview, and as many undo steps as fit (large_undo_steps).
+std::size_t large_document_budget();
+constexpr std::size_t kProcessAllowance = 320ULL << 20;
+// Bytes a state holds in memory: its overview with its pyramid, and the display copy with its mips.
+std::size_t state_bytes(const DocumentState& state);
+// The undo steps a large document keeps (1..20) when each state holds `bytes`: older steps are
+// dropped, and with them the files their Apply wrote.
+int large_undo_steps(std::size_t bytes);
+
 // Builds the display copy and the pyramid; `display` may be passed in when already made.
 DocumentState make_state(Image image, ShownImage display = {});
 // Decodes a file into a state (an overview of a large file, reporting `progress` 0..1). Throws tf::Error naming the

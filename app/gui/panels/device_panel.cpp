@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 
 #include "device_card.hpp"
+#include "model/document.hpp"
 #include "platform/device_hub.hpp"
 #include "platform/proc_stats.hpp"
 #include "tilefilter/stream.hpp"
@@ -59,9 +60,10 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   memory_->setObjectName("memoryLabel");
   memory_->setWordWrap(true);
   memory_->setToolTip(
-      tr("Images too large to decode whole are filtered band by band (Save As, Apply) within this budget "
-         "of host memory for pixels and codecs, plus the CPU workers' tile buffers; the process's peak "
-         "resident memory is measured by Linux since it started."));
+      tr("Images too large to decode whole stay on disk: the window shows an overview, Save As and "
+         "Apply filter them band by band, and a large document keeps only the undo steps whose "
+         "overviews fit in this budget (TF_GUI_MEMORY_BYTES sets it). The process's peak resident "
+         "memory is measured by Linux since it started."));
   layout->addWidget(memory_);
   show_memory(process_resident_bytes(), process_peak_resident_bytes());
   layout->addStretch(1);
@@ -83,9 +85,10 @@ void DevicePanel::show_job(const JobView& job) {
 QString DevicePanel::memory_text() const { return memory_->text(); }
 
 void DevicePanel::show_memory(quint64 resident, quint64 peak) {
-  memory_->setText(tr("Memory budget for large images: %1 streamed band by band (+ CPU tile buffers)\n"
-                      "This process: %2 resident, %3 peak")
-                       .arg(mib(default_stream_budget()), mib(resident), mib(peak)));
+  memory_->setText(tr("Memory budget for large images: %1 (bands streamed within %2, the rest for the "
+                      "process, the on-screen overviews and the undo steps that fit)\n"
+                      "This process: %3 resident, %4 peak")
+                       .arg(mib(large_document_budget()), mib(default_stream_budget()), mib(resident), mib(peak)));
 }
 
 void DevicePanel::add_samples(const QVector<UtilizationSample>& samples) {
