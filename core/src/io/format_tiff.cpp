@@ -165,6 +165,25 @@ struct Handle {
   }
 };
 
+// Where a reduced level lies: a SubIFD of the first page (by its offset) or a further page.
+struct Place {
+  std::uint64_t subifd = 0;  // 0: not a SubIFD
+  int page = 0;              // directory index in the main chain; 0 with subifd 0: the image itself
+  bool full() const { return subifd == 0 && page == 0; }
+};
+
+constexpr int kMaxLevels = 32;  // candidates looked at; a pyramid halving a 2^31 side has fewer
+
+// Moves a handle to the directory of `p` (a fresh handle is on the first page already).
+bool go_to(TIFF* t, const Place& p) {
+  if (p.subifd) return TIFFSetSubDirectory(t, p.subifd) != 0;
+  return p.page == 0 || TIFFSetDirectory(t, static_cast<tdir_t>(p.page)) != 0;
+}
+
+struct TiffClose {
+  void operator()(TIFF* t) const { TIFFClose(t); }
+};
+
 // Where one stored sample goes in the delivered pixel.
 struct Target {
   int sample;   // within the unit's samples (0 for a separate plane)
@@ -174,16 +193,19 @@ struct Target {
 
 class TiffReader final : public ImageReader {
  public:
-  TiffReader(const std::string& path, const Limits& limits) : path_(path) {
+  // The image (place = {}) or one of its reduced levels.
+  TiffReader(const std::string& path, const Limits& limits, Place place = {})
+      : path_(path), limits_(limits), place_(place) {
     const int threads = default_threads();
     for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
     Handle& h = *handles_[0];
     h.tif = open_tiff(path_, "rm", h.msgs.get());
     if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
     TIFF* t = h.tif;
+    if (!go_to(t, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level cannot be read"));
 
     // Pages: counted by walking the directory chain (no directory is parsed).
-    const int pages = TIFFNumberOfDirectories(t);
+    const int pages = place_.full() ? TIFFNumberOfDirectories(t) : 1;
     h.msgs->clear();
     if (pages > 1) info_.note = fmt::format("first page of {} read", pages);
 
@@ -351,6 +373,13 @@ class TiffReader final : public ImageReader {
     identity_ = !separate_ && !palette_ && !invert_ && bps >= 8 && spp == out_channels && !(colors == 1 && alpha);
 
     read_metadata(t);
+    if (place_.full()) find_levels(pages);
+  }
+
+  std::unique_ptr<ImageReader> open_level(int index) const override {
+    if (index < 0 || index >= static_cast<int>(levels_.size()))
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("no reduced level {} ({} levels)", index, levels_.size()));
+    return std::make_unique<TiffReader>(path_, limits_, levels_[static_cast<std::size_t>(index)]);
   }
 
   void read_rows(int y, const ImageView& rows) override {
@@ -432,6 +461,46 @@ class TiffReader final : public ImageReader {
     if (!text.empty()) md.exif = exif_from_ifd0_text(text, md.orientation);
   }
 
+  // Reduced levels: the first page's SubIFDs (vips --subifd, OME-TIFF), then the pages right after
+  // it marked reduced-resolution (NEWSUBFILETYPE bit 0: vips --pyramid, GDAL overviews). Each is
+  // opened as a reader would (sizes, layout, strip/tile offsets and byte counts checked) and kept
+  // when it has this image's pixel format and is smaller than the level before it; anything else
+  // is ignored. The "first page of N" note counts the pages that are not reduced-resolution ones.
+  void find_levels(int pages) {
+    TiffMessages msgs;
+    const std::unique_ptr<TIFF, TiffClose> t(open_tiff(path_, "rm", &msgs));
+    if (!t) return;
+    std::vector<Place> candidates;
+    int level_pages = 0;  // reduced-resolution pages, used or not: copies of the image, not pages
+    std::uint16_t n = 0;
+    toff_t* offsets = nullptr;
+    if (TIFFGetField(t.get(), TIFFTAG_SUBIFD, &n, &offsets) && offsets)
+      for (int i = 0; i < std::min<int>(n, kMaxLevels); ++i)
+        if (offsets[i] != 0) candidates.push_back({offsets[i], 0});
+    for (int page = 1; page <= kMaxLevels && TIFFReadDirectory(t.get()); ++page) {
+      std::uint32_t type = 0;
+      if (!TIFFGetField(t.get(), TIFFTAG_SUBFILETYPE, &type) || !(type & FILETYPE_REDUCEDIMAGE)) break;
+      candidates.push_back({0, page});
+      ++level_pages;
+    }
+    LevelSize last{W_, H_};
+    for (const Place& p : candidates) {
+      try {
+        const TiffReader level(path_, limits_, p);
+        const ImageInfo& li = level.info();
+        if (li.format != info_.format || li.width > last.width || li.height > last.height ||
+            (li.width == last.width && li.height == last.height))
+          continue;
+        last = {li.width, li.height};
+        info_.levels.push_back(last);
+        levels_.push_back(p);
+      } catch (const Error&) {
+        // A level libtiff cannot read, or one that lies about its data: the image does without it.
+      }
+    }
+    info_.note = pages - level_pages > 1 ? fmt::format("first page of {} read", pages - level_pages) : "";
+  }
+
   ThreadPool& pool() {
     if (!pool_) pool_ = std::make_unique<ThreadPool>(static_cast<int>(handles_.size()) - 1);
     return *pool_;
@@ -443,6 +512,7 @@ class TiffReader final : public ImageReader {
     if (!h.tif) {
       h.tif = open_tiff(path_, "rm", h.msgs.get());
       if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "cannot be opened again"));
+      if (!go_to(h.tif, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level lost"));
       if (jpeg_rgb_) TIFFSetField(h.tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     }
     return h;
@@ -519,6 +589,9 @@ class TiffReader final : public ImageReader {
   }
 
   std::string path_;
+  Limits limits_;
+  Place place_;
+  std::vector<Place> levels_;  // where info_.levels lie
   int W_ = 0, H_ = 0;
   PixelType type_ = PixelType::U8;
   int bps_ = 8, spp_ = 1;
@@ -882,10 +955,6 @@ class TiffWriter final : public ImageWriter {
       if (w != n) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
     }
   }
-
-  struct TiffClose {
-    void operator()(TIFF* t) const { TIFFClose(t); }
-  };
 
   std::string path_;
   int W_, H_;
