@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
@@ -319,6 +321,58 @@ TEST(TiffPyramidLevels, ALevelClaimingMoreThanItsDataHoldsIsIgnored) {
   auto reader = open_image(path);
   EXPECT_TRUE(reader->info().levels.empty());
   EXPECT_TRUE(same_bits(read_overview(*reader, 2).view(), naive_overview(pages[0].image.view(), 2).view()));
+}
+
+// --tiff-pyramid: each level the 2 x 2 average of the one before (exactly, for integers), down to
+// one tile, read back as reduced-resolution pages; the overview then comes from them.
+TEST(TiffPyramidWriter, LevelsAreHalvesDownToOneTile) {
+  TempDir dir;
+  for (const Format f : {Format{PixelType::U8, 3}, Format{PixelType::U16, 4}, Format{PixelType::F32, 1}}) {
+    SCOPED_TRACE(to_string(f));
+    const Image image = random_image(301, 167, f, test::test_seed(30));
+    const std::string path = dir / "written.tif";
+    WriteOptions o;
+    o.tiff_pyramid = true;
+    o.tiff_tile = {32, 32};
+    auto w = create_image(path, image.width(), image.height(), f, {}, o);
+    for (int y = 0; y < image.height(); y += 10)
+      w->write_rows(image.view().sub({0, y, image.width(), std::min(10, image.height() - y)}));
+    w->finish();
+    w.reset();
+    auto reader = open_image(path);
+    ASSERT_EQ(reader->info().levels,
+              (std::vector<LevelSize>{{151, 84}, {76, 42}, {38, 21}, {19, 11}}));  // the last within 32 x 32
+    EXPECT_TRUE(same_bits(read_whole(*reader).view(), image.view()));
+    Image want = naive_overview(image.view(), 2);
+    for (int i = 0; i < 4; ++i) {
+      const Image level = read_whole(*reader->open_level(i));
+      if (f.type == PixelType::F32) EXPECT_EQ(level.width(), want.width());
+      else EXPECT_TRUE(same_bits(level.view(), want.view())) << "level " << i;
+      want = naive_overview(level.view(), 2);
+    }
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 1) << "temporary files left";
+  }
+}
+
+TEST(TiffPyramidWriter, ApplyWritesAPyramidOnRequest) {
+  TempDir dir;
+  ASSERT_EQ(test::run_cli(fmt::format("generate {} --size 600x500 --seed 3", dir / "in.png")), 0);
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f box:radius=1 --tiff-pyramid", dir / "in.png", dir / "out.tif")),
+            0);
+  auto reader = open_image(dir / "out.tif");
+  EXPECT_EQ(reader->info().levels, (std::vector<LevelSize>{{300, 250}, {150, 125}}));
+}
+
+TEST(TiffPyramidWriter, AnAbandonedWriterLeavesNoFiles) {
+  TempDir dir;
+  WriteOptions o;
+  o.tiff_pyramid = true;
+  const Image image = random_u8(700, 600, 3, 31);
+  {
+    auto w = create_image(dir / "gone.tif", 700, 600, image.format(), {}, o);
+    w->write_rows(image.view().sub({0, 0, 700, 333}));
+  }
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 0);
 }
 #endif
 
