@@ -65,7 +65,7 @@ class ImageReader {
   virtual void read_rows(int y, const ImageView& rows) = 0;
   // A new reader of info().levels[index], independent of this one (its own file handles and
   // position); its info() has the level's size and this image's format. Throws tf::Error naming
-  // the file when the level cannot be read (a pyramid level is only checked fully here).
+  // the file when the level cannot be read.
   virtual std::unique_ptr<ImageReader> open_level(int index) const;
 
  protected:
@@ -73,16 +73,17 @@ class ImageReader {
 };
 
 struct WriteOptions {
-  int quality = 95;           // JPEG, WebP: 1..100
-  std::string compression;    // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
-  int level = -1;             // deflate / zstd / PNG zlib level; -1 = the library's default
-  bool bigtiff = false;       // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
-  TileSize tiff_tile{};       // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
-  bool tiff_pyramid = false;  // TIFF: reduced-resolution pages after the image, each half the one before,
-                              // down to one tile (tiled: 256 x 256 unless tiff_tile says otherwise)
-  bool gray_alpha = false;    // write 4-channel rows as gray+alpha (the input was gray+alpha)
-  bool strip = false;         // write no metadata
-  int threads = 0;            // codec worker threads; 0 = one per core
+  int quality = 95;         // JPEG, WebP: 1..100
+  std::string compression;  // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
+  int level = -1;           // deflate / zstd / PNG zlib level; -1 = the library's default
+  bool bigtiff = false;     // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
+  TileSize tiff_tile{};     // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
+  bool gray_alpha = false;  // write 4-channel rows as gray+alpha (the input was gray+alpha)
+  bool strip = false;       // write no metadata
+  int threads = 0;          // codec worker threads; 0 = one per core
+  // TIFF: reduced-resolution pages after the image, each half the one before, down to one tile
+  // (a pyramid; tiled, 256 x 256 unless tiff_tile says otherwise).
+  bool tiff_pyramid = false;
 };
 
 class ImageWriter {

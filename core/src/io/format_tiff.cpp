@@ -13,6 +13,9 @@
 // is used as it is); min-is-white is inverted. Associated (premultiplied) alpha is delivered as stored.
 // Refused with a message: signed integer, 32-bit integer, 16/64-bit float and complex samples, other
 // bit depths, CMYK/Lab/YCbCr without JPEG compression, palettes with extra samples.
+// Reduced levels (ImageInfo::levels): the first page's SubIFDs and the reduced-resolution pages
+// right after it, each opened and checked at open as the image is, kept when they have its format
+// and shrink; open_level() makes a reader on one (every worker handle moved to its directory).
 //
 // Writer. Rows arrive top to bottom in bands of any height and gather into a batch of a few strip
 // rows / tile rows (about 2 units per thread). A full batch goes to the workers while the caller
@@ -23,6 +26,7 @@
 // Metadata: ICC profile, XMP, orientation and the IFD0 text tags of the EXIF block (Make, Model,
 // Artist, Copyright, DateTime, Software, ImageDescription). The EXIF sub-IFD (camera settings:
 // exposure, lens, GPS) is not carried into TIFF output.
+// With tiff_pyramid, reduced-resolution pages follow the image (start_level below).
 #include "formats.hpp"
 
 #ifdef TF_HAVE_LIBTIFF
