@@ -48,6 +48,9 @@ void add_write_flags(CLI::App& cmd, WriteFlags& f) {
                  "(default: TIFF keeps the input's compression, else deflate; PNG libpng's default)");
   cmd.add_flag("--bigtiff", f.bigtiff, "write BigTIFF (automatic when the TIFF would pass 4 GB)");
   cmd.add_option("--tiff-tile", f.tiff_tile, "write a tiled TIFF with WxH tiles (multiples of 16), e.g. 256x256");
+  cmd.add_flag("--tiff-pyramid", f.tiff_pyramid,
+               "TIFF: add reduced-resolution pages, each half the one before, down to one tile (tiled: "
+               "256x256 unless --tiff-tile); viewers and tilefilter-gui open the image from them");
   cmd.add_flag("--strip", f.strip, "drop EXIF, ICC profile and XMP (copied to the output by default)");
 }
 
@@ -113,6 +116,7 @@ WriteOptions write_options(const WriteFlags& f) {
   o.quality = f.quality;
   o.bigtiff = f.bigtiff;
   o.strip = f.strip;
+  o.tiff_pyramid = f.tiff_pyramid;
   if (!f.tiff_tile.empty()) o.tiff_tile = parse_size(f.tiff_tile, "--tiff-tile");
   if (!f.compression.empty()) {
     const auto colon = f.compression.find(':');

@@ -43,6 +43,7 @@ struct WriteFlags {
   std::string compression;  // TIFF method[:level] or a PNG/deflate level 0-9
   bool bigtiff = false;
   std::string tiff_tile;  // WxH; empty = strips
+  bool tiff_pyramid = false;
   bool strip = false;
 };
 void add_write_flags(CLI::App& cmd, WriteFlags& flags);

@@ -1,7 +1,8 @@
 // libFuzzer: any bytes through the decoders (every format this build reads), then a small filter
 // and an encode, with limits small enough that a hostile header cannot make us allocate much.
 // Bytes go through both doors: decode_memory (stb, TurboJPEG, OpenCV in memory) and, written to a
-// file, open_image's streaming readers (libtiff, libpng, libjpeg) read in bands of 7 rows.
+// file, open_image's streaming readers (libtiff, libpng, libjpeg) read in bands of 7 rows, and so
+// are the reduced levels they offer (TIFF pyramid pages and SubIFDs, JPEG DCT scaling).
 #include <unistd.h>
 #include <cstdint>
 #include <cstdio>
@@ -20,16 +21,26 @@ std::string scratch_path() {
   return std::string(dir) + "/tf-fuzz-decode-" + std::to_string(::getpid());
 }
 
-void read_in_bands(const std::string& path, const tf::Limits& limits) {
-  auto reader = tf::open_image(path, limits);
-  const tf::ImageInfo& info = reader->info();
+void read_all(tf::ImageReader& reader, const tf::Limits& limits) {
+  const tf::ImageInfo& info = reader.info();
   if (static_cast<long long>(info.width) * info.height > limits.max_pixels) return;
   tf::Image band(info.width, 7, info.format);
   for (int y = 0; y < info.height; y += 7) {
     tf::ImageView rows = band.view();
     rows.height = std::min(7, info.height - y);
-    reader->read_rows(y, rows);
+    reader.read_rows(y, rows);
   }
+}
+
+void read_in_bands(const std::string& path, const tf::Limits& limits) {
+  auto reader = tf::open_image(path, limits);
+  for (int i = 0; i < static_cast<int>(reader->info().levels.size()); ++i) {
+    try {
+      read_all(*reader->open_level(i), limits);
+    } catch (const tf::Error&) {
+    }
+  }
+  read_all(*reader, limits);
 }
 
 }  // namespace

@@ -20,6 +20,14 @@ for size in 1x1 7x3 33x17; do
     done
   done
 done
+# TIFF pyramids (reduced-resolution pages, SubIFDs) where vips is installed to write them.
+if command -v vips >/dev/null; then
+  "$tf" generate "$out/pyramid-src.tif" --size 67x45 --seed 7
+  vips tiffsave "$out/pyramid-src.tif" "$out/decode/p$((i++)).tif" --tile --tile-width 16 --tile-height 16 --pyramid
+  vips tiffsave "$out/pyramid-src.tif" "$out/decode/p$((i++)).tif" --tile --tile-width 16 --tile-height 16 --pyramid \
+    --subifd --compression deflate
+  rm "$out/pyramid-src.tif"
+fi
 printf '1 2 1\n2 4 2\n1 2 1\n' > "$out/kernel_file/k1"
 printf '# comment\n0.1, -0.2, 0.3\n0.4,0.5,0.6 # trailing\n' > "$out/kernel_file/k2"
 printf '1\n' > "$out/kernel_file/k3"

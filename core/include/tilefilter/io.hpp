@@ -34,6 +34,11 @@ struct Metadata {
 // Sequential = bands in order, top to bottom (PNG, JPEG); Random = any band (TIFF strips, tiles).
 enum class RowAccess { Whole, Sequential, Random };
 
+struct LevelSize {
+  int width = 0, height = 0;
+  bool operator==(const LevelSize&) const = default;
+};
+
 struct ImageInfo {
   int width = 0, height = 0;
   Format format;            // what read_rows delivers: u8/u16/f32 x 1, 3 or 4 channels
@@ -43,6 +48,11 @@ struct ImageInfo {
   std::string note;         // one line for the user, e.g. "first page of 3 read"; empty if none
   std::string compression;  // as stored, e.g. "deflate" (TIFF), "" when the format has one kind
   Metadata metadata;
+  // Reduced-resolution versions of the image the reader delivers cheaply, largest first, each
+  // smaller than the one before (open_level(i) reads levels[i]): TIFF pyramid levels (pages marked
+  // reduced-resolution that follow the first, or its SubIFDs) in the same pixel format as the image
+  // (others are left out), JPEG DCT scaling (1/2, 1/4, 1/8). Empty for the other formats.
+  std::vector<LevelSize> levels;
 };
 
 class ImageReader {
@@ -53,6 +63,10 @@ class ImageReader {
   // info().format). Sequential readers need y == the number of rows read so far. Throws tf::Error
   // (Decode) naming the file and the reason, e.g. a truncated strip.
   virtual void read_rows(int y, const ImageView& rows) = 0;
+  // A new reader of info().levels[index], independent of this one (its own file handles and
+  // position); its info() has the level's size and this image's format. Throws tf::Error naming
+  // the file when the level cannot be read.
+  virtual std::unique_ptr<ImageReader> open_level(int index) const;
 
  protected:
   ImageInfo info_;
@@ -67,6 +81,9 @@ struct WriteOptions {
   bool gray_alpha = false;  // write 4-channel rows as gray+alpha (the input was gray+alpha)
   bool strip = false;       // write no metadata
   int threads = 0;          // codec worker threads; 0 = one per core
+  // TIFF: reduced-resolution pages after the image, each half the one before, down to one tile
+  // (a pyramid; tiled, 256 x 256 unless tiff_tile says otherwise).
+  bool tiff_pyramid = false;
 };
 
 class ImageWriter {

@@ -175,7 +175,9 @@ struct JpegWriteState {
 
 class JpegReader final : public ImageReader {
  public:
-  JpegReader(const std::string& path, const Limits& limits) : path_(path) {
+  // `scale` (1, 2, 4 or 8): libjpeg's DCT scaling, the image 1/scale a side (rounded up); the
+  // inverse DCT makes the smaller image from the same coefficients, for a fraction of the work.
+  JpegReader(const std::string& path, const Limits& limits, int scale = 1) : path_(path), limits_(limits) {
     JpegReadState& s = state_;
     s.file = std::fopen(path.c_str(), "rb");
     if (!s.file) throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
@@ -208,6 +210,8 @@ class JpegReader final : public ImageReader {
     s.cinfo.out_color_space = space == JCS_GRAYSCALE ? JCS_GRAYSCALE : cmyk_ ? JCS_CMYK : JCS_RGB;
     s.cinfo.dct_method = JDCT_ISLOW;
     s.cinfo.do_fancy_upsampling = TRUE;
+    s.cinfo.scale_num = 1;
+    s.cinfo.scale_denom = static_cast<unsigned int>(scale);
     read_metadata();
     if (!jpeg_ok(s.err, [&] { jpeg_start_decompress(cinfo); })) fail();
     if (static_cast<int>(s.cinfo.output_components) != (cmyk_ ? 4 : channels) || s.cinfo.output_width == 0 ||
@@ -224,6 +228,14 @@ class JpegReader final : public ImageReader {
       info_.note = "CMYK JPEG converted to RGB";
       ink_.resize(static_cast<std::size_t>(info_.width) * 4);
     }
+    if (scale == 1) add_levels();
+  }
+
+  std::unique_ptr<ImageReader> open_level(int index) const override {
+    if (index < 0 || index >= static_cast<int>(scales_.size()))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: no reduced level {} ({} levels)", path_, index, scales_.size()));
+    return std::make_unique<JpegReader>(path_, limits_, scales_[static_cast<std::size_t>(index)]);
   }
 
   void read_rows(int y, const ImageView& rows) override {
@@ -275,6 +287,18 @@ class JpegReader final : public ImageReader {
     throw Error(ErrorKind::Decode, fmt::format("{}: {}", path_, message_of(state_.err)));
   }
 
+  // 1/2, 1/4 and 1/8 a side, as libjpeg sizes them (rounded up); a tiny image has fewer.
+  void add_levels() {
+    LevelSize last{info_.width, info_.height};
+    for (int scale = 2; scale <= 8; scale *= 2) {
+      const LevelSize l{(info_.width + scale - 1) / scale, (info_.height + scale - 1) / scale};
+      if (l == last) continue;
+      info_.levels.push_back(l);
+      scales_.push_back(scale);
+      last = l;
+    }
+  }
+
   void read_metadata() {
     Metadata& m = info_.metadata;
     for (jpeg_saved_marker_ptr p = state_.cinfo.marker_list; p; p = p->next) {
@@ -297,6 +321,8 @@ class JpegReader final : public ImageReader {
   }
 
   std::string path_;
+  Limits limits_;
+  std::vector<int> scales_;  // of info_.levels
   JpegReadState state_;
   std::vector<JSAMPROW> pointers_;
   std::vector<unsigned char> ink_;  // one CMYK row

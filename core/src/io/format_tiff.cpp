@@ -13,6 +13,9 @@
 // is used as it is); min-is-white is inverted. Associated (premultiplied) alpha is delivered as stored.
 // Refused with a message: signed integer, 32-bit integer, 16/64-bit float and complex samples, other
 // bit depths, CMYK/Lab/YCbCr without JPEG compression, palettes with extra samples.
+// Reduced levels (ImageInfo::levels): the first page's SubIFDs and the reduced-resolution pages
+// right after it, each opened and checked at open as the image is, kept when they have its format
+// and shrink; open_level() makes a reader on one (every worker handle moved to its directory).
 //
 // Writer. Rows arrive top to bottom in bands of any height and gather into a batch of a few strip
 // rows / tile rows (about 2 units per thread). A full batch goes to the workers while the caller
@@ -23,11 +26,13 @@
 // Metadata: ICC profile, XMP, orientation and the IFD0 text tags of the EXIF block (Make, Model,
 // Artist, Copyright, DateTime, Software, ImageDescription). The EXIF sub-IFD (camera settings:
 // exposure, lens, GPS) is not carried into TIFF output.
+// With tiff_pyramid, reduced-resolution pages follow the image (start_level below).
 #include "formats.hpp"
 
 #ifdef TF_HAVE_LIBTIFF
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -165,6 +170,25 @@ struct Handle {
   }
 };
 
+// Where a reduced level lies: a SubIFD of the first page (by its offset) or a further page.
+struct Place {
+  std::uint64_t subifd = 0;  // 0: not a SubIFD
+  int page = 0;              // directory index in the main chain; 0 with subifd 0: the image itself
+  bool full() const { return subifd == 0 && page == 0; }
+};
+
+constexpr int kMaxLevels = 32;  // candidates looked at; a pyramid halving a 2^31 side has fewer
+
+// Moves a handle to the directory of `p` (a fresh handle is on the first page already).
+bool go_to(TIFF* t, const Place& p) {
+  if (p.subifd) return TIFFSetSubDirectory(t, p.subifd) != 0;
+  return p.page == 0 || TIFFSetDirectory(t, static_cast<tdir_t>(p.page)) != 0;
+}
+
+struct TiffClose {
+  void operator()(TIFF* t) const { TIFFClose(t); }
+};
+
 // Where one stored sample goes in the delivered pixel.
 struct Target {
   int sample;   // within the unit's samples (0 for a separate plane)
@@ -174,16 +198,19 @@ struct Target {
 
 class TiffReader final : public ImageReader {
  public:
-  TiffReader(const std::string& path, const Limits& limits) : path_(path) {
+  // The image (place = {}) or one of its reduced levels.
+  TiffReader(const std::string& path, const Limits& limits, Place place = {})
+      : path_(path), limits_(limits), place_(place) {
     const int threads = default_threads();
     for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
     Handle& h = *handles_[0];
     h.tif = open_tiff(path_, "rm", h.msgs.get());
     if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
     TIFF* t = h.tif;
+    if (!go_to(t, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level cannot be read"));
 
     // Pages: counted by walking the directory chain (no directory is parsed).
-    const int pages = TIFFNumberOfDirectories(t);
+    const int pages = place_.full() ? TIFFNumberOfDirectories(t) : 1;
     h.msgs->clear();
     if (pages > 1) info_.note = fmt::format("first page of {} read", pages);
 
@@ -351,6 +378,13 @@ class TiffReader final : public ImageReader {
     identity_ = !separate_ && !palette_ && !invert_ && bps >= 8 && spp == out_channels && !(colors == 1 && alpha);
 
     read_metadata(t);
+    if (place_.full()) find_levels(pages);
+  }
+
+  std::unique_ptr<ImageReader> open_level(int index) const override {
+    if (index < 0 || index >= static_cast<int>(levels_.size()))
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("no reduced level {} ({} levels)", index, levels_.size()));
+    return std::make_unique<TiffReader>(path_, limits_, levels_[static_cast<std::size_t>(index)]);
   }
 
   void read_rows(int y, const ImageView& rows) override {
@@ -432,6 +466,46 @@ class TiffReader final : public ImageReader {
     if (!text.empty()) md.exif = exif_from_ifd0_text(text, md.orientation);
   }
 
+  // Reduced levels: the first page's SubIFDs (vips --subifd, OME-TIFF), then the pages right after
+  // it marked reduced-resolution (NEWSUBFILETYPE bit 0: vips --pyramid, GDAL overviews). Each is
+  // opened as a reader would (sizes, layout, strip/tile offsets and byte counts checked) and kept
+  // when it has this image's pixel format and is smaller than the level before it; anything else
+  // is ignored. The "first page of N" note counts the pages that are not reduced-resolution ones.
+  void find_levels(int pages) {
+    TiffMessages msgs;
+    const std::unique_ptr<TIFF, TiffClose> t(open_tiff(path_, "rm", &msgs));
+    if (!t) return;
+    std::vector<Place> candidates;
+    int level_pages = 0;  // reduced-resolution pages, used or not: copies of the image, not pages
+    std::uint16_t n = 0;
+    toff_t* offsets = nullptr;
+    if (TIFFGetField(t.get(), TIFFTAG_SUBIFD, &n, &offsets) && offsets)
+      for (int i = 0; i < std::min<int>(n, kMaxLevels); ++i)
+        if (offsets[i] != 0) candidates.push_back({offsets[i], 0});
+    for (int page = 1; page <= kMaxLevels && TIFFReadDirectory(t.get()); ++page) {
+      std::uint32_t type = 0;
+      if (!TIFFGetField(t.get(), TIFFTAG_SUBFILETYPE, &type) || !(type & FILETYPE_REDUCEDIMAGE)) break;
+      candidates.push_back({0, page});
+      ++level_pages;
+    }
+    LevelSize last{W_, H_};
+    for (const Place& p : candidates) {
+      try {
+        const TiffReader level(path_, limits_, p);
+        const ImageInfo& li = level.info();
+        if (li.format != info_.format || li.width > last.width || li.height > last.height ||
+            (li.width == last.width && li.height == last.height))
+          continue;
+        last = {li.width, li.height};
+        info_.levels.push_back(last);
+        levels_.push_back(p);
+      } catch (const Error&) {
+        // A level libtiff cannot read, or one that lies about its data: the image does without it.
+      }
+    }
+    info_.note = pages - level_pages > 1 ? fmt::format("first page of {} read", pages - level_pages) : "";
+  }
+
   ThreadPool& pool() {
     if (!pool_) pool_ = std::make_unique<ThreadPool>(static_cast<int>(handles_.size()) - 1);
     return *pool_;
@@ -443,6 +517,7 @@ class TiffReader final : public ImageReader {
     if (!h.tif) {
       h.tif = open_tiff(path_, "rm", h.msgs.get());
       if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "cannot be opened again"));
+      if (!go_to(h.tif, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level lost"));
       if (jpeg_rgb_) TIFFSetField(h.tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     }
     return h;
@@ -519,6 +594,9 @@ class TiffReader final : public ImageReader {
   }
 
   std::string path_;
+  Limits limits_;
+  Place place_;
+  std::vector<Place> levels_;  // where info_.levels lie
   int W_ = 0, H_ = 0;
   PixelType type_ = PixelType::U8;
   int bps_ = 8, spp_ = 1;
@@ -672,9 +750,9 @@ class TiffWriter final : public ImageWriter {
       setup_.predictor = format.type == PixelType::F32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL;
 
     // Layout.
-    tiled_ = options.tiff_tile.width > 0 || options.tiff_tile.height > 0;
+    tiled_ = options.tiff_tile.width > 0 || options.tiff_tile.height > 0 || options.tiff_pyramid;
     if (tiled_) {
-      const TileSize ts = options.tiff_tile;
+      const TileSize ts = options.tiff_tile.width || options.tiff_tile.height ? options.tiff_tile : TileSize{256, 256};
       if (ts.width <= 0 || ts.height <= 0 || ts.width % 16 || ts.height % 16)
         fail(ErrorKind::InvalidArgument, path_,
              fmt::format("TIFF tiles must be multiples of 16 pixels a side, not {}x{}", ts.width, ts.height));
@@ -696,7 +774,7 @@ class TiffWriter final : public ImageWriter {
     group_chunks_ = std::min(std::max(1, (2 * threads_ + across_ - 1) / across_), chunk_rows_);
 
     // The file.
-    const double raw = static_cast<double>(row_bytes_) * H_;
+    const double raw = static_cast<double>(row_bytes_) * H_ * (options.tiff_pyramid ? 4.0 / 3 : 1.0);
     const bool big = options.bigtiff || raw > 3.9e9;
     tif_.reset(open_tiff(file_.temp_path(), big ? "w8" : "w", &msgs_));
     if (!tif_) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "cannot create the TIFF file"));
@@ -730,6 +808,7 @@ class TiffWriter final : public ImageWriter {
     scratch_.resize(threads_ + 1);
     encoders_.resize(threads_ + 1);
     pool_ = std::make_unique<ThreadPool>(threads_);
+    if (options.tiff_pyramid && (W_ > uw_ || H_ > uh_)) start_level(options);
   }
 
   ~TiffWriter() override {
@@ -737,6 +816,8 @@ class TiffWriter final : public ImageWriter {
     for (auto& b : batches_)
       if (b.group) ThreadPool::settle(*b.group);
     tif_.reset();
+    level_.reset();  // an unfinished level removes its own temporary file; a finished one is removed here
+    if (!level_path_.empty()) std::remove(level_path_.c_str());
   }
 
   void write_rows(const ImageView& rows) override {
@@ -762,6 +843,7 @@ class TiffWriter final : public ImageWriter {
         ++b.rows;
         ++next_row_;
         if (b.rows == std::min(group_chunks_ * uh_, H_ - b.first_row)) dispatch();
+        if (level_) feed_level(rows.row(r));
       }
     } catch (...) {
       failed_ = true;
@@ -777,6 +859,7 @@ class TiffWriter final : public ImageWriter {
         if (b.group) write_batch(b);
       msgs_.clear();
       if (!TIFFWriteDirectory(tif_.get())) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+      if (level_) append_levels();
       tif_.reset();
       if (!msgs_.error.empty()) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
       file_.commit(false);  // closes the stream AtomicFile opened (nothing went through it) and renames
@@ -793,6 +876,130 @@ class TiffWriter final : public ImageWriter {
     std::vector<std::vector<std::uint8_t>> out;  // one compressed unit each
     std::shared_ptr<ThreadPool::Group> group;    // in flight
   };
+
+  // Pyramid: the rows averaged 2 x 2 (the last row and column alone when the size is odd) go to a
+  // writer of the half-size image, a TIFF of its own beside the temporary file, which does the same
+  // for the next level down to one tile. At finish its pages are copied after this image's as
+  // reduced-resolution pages, compressed units as they are. Memory: each level's two batches (half
+  // the rows' width each time) and one row; disk: a third of the image for the levels meanwhile.
+  void start_level(const WriteOptions& options) {
+    WriteOptions lo = options;
+    lo.strip = true;
+    lo.bigtiff = false;
+    lo.tiff_tile = {uw_, uh_};
+    level_path_ = file_.temp_path() + ".level.tif";
+    const int lw = (W_ + 1) / 2, lh = (H_ + 1) / 2;
+    level_ = std::make_unique<TiffWriter>(level_path_, lw, lh, in_, Metadata{}, lo);
+    const std::size_t px = in_.pixel_bytes();
+    pending_.resize(static_cast<std::size_t>(W_) * px);
+    half_.resize(static_cast<std::size_t>(lw) * px);
+  }
+
+  void feed_level(const std::byte* row) {
+    const std::size_t bytes = pending_.size();
+    if (!has_pending_ && next_row_ < H_) {
+      std::memcpy(pending_.data(), row, bytes);
+      has_pending_ = true;
+      return;
+    }
+    const std::byte* a = has_pending_ ? pending_.data() : row;
+    const std::byte* b = has_pending_ ? row : nullptr;
+    switch (in_.type) {
+      case PixelType::U8:
+        halve(reinterpret_cast<const std::uint8_t*>(a), reinterpret_cast<const std::uint8_t*>(b));
+        break;
+      case PixelType::U16:
+        halve(reinterpret_cast<const std::uint16_t*>(a), reinterpret_cast<const std::uint16_t*>(b));
+        break;
+      case PixelType::F32: halve(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b)); break;
+    }
+    has_pending_ = false;
+    ImageView v;
+    v.data = half_.data();
+    v.width = (W_ + 1) / 2;
+    v.height = 1;
+    v.format = in_;
+    v.pitch = half_.size();
+    level_->write_rows(v);
+  }
+
+  // One row of the level from rows a and b (b null: a alone), rounded to nearest as read_overview.
+  template <class T> void halve(const T* a, const T* b) {
+    const int ch = in_.channels, lw = (W_ + 1) / 2;
+    T* out = reinterpret_cast<T*>(half_.data());
+    for (int x = 0; x < lw; ++x) {
+      const int x0 = 2 * x, n = std::min(2, W_ - x0);
+      const unsigned count = static_cast<unsigned>(n * (b ? 2 : 1));
+      using Sum = std::conditional_t<std::is_floating_point_v<T>, double, std::uint32_t>;
+      for (int c = 0; c < ch; ++c) {
+        Sum s = 0;
+        for (int i = 0; i < n; ++i) {
+          s += static_cast<Sum>(a[(x0 + i) * ch + c]);
+          if (b) s += static_cast<Sum>(b[(x0 + i) * ch + c]);
+        }
+        if constexpr (std::is_floating_point_v<T>) out[x * ch + c] = static_cast<T>(s / count);
+        else out[x * ch + c] = static_cast<T>((2 * s + count) / (2 * count));
+      }
+    }
+  }
+
+  // The level file's pages, each after the one written last, marked reduced-resolution.
+  void append_levels() {
+    level_->finish();
+    level_.reset();
+    copy_levels();
+    std::remove(level_path_.c_str());
+    level_path_.clear();
+  }
+
+  void copy_levels() {
+    TiffMessages msgs;
+    const std::unique_ptr<TIFF, TiffClose> src(open_tiff(level_path_, "rm", &msgs));
+    if (!src) fail(ErrorKind::Io, path_, reason(msgs, level_path_, "cannot read the pyramid levels back"));
+    TIFF* s = src.get();
+    TIFF* d = tif_.get();
+    std::vector<std::uint8_t> unit;
+    do {
+      std::uint32_t w = 0, h = 0, tw = 0, th = 0;
+      std::uint16_t spp = 1, bps = 8, sf = SAMPLEFORMAT_UINT, photo = 0, comp = COMPRESSION_NONE, pred = PREDICTOR_NONE;
+      TIFFGetField(s, TIFFTAG_IMAGEWIDTH, &w);
+      TIFFGetField(s, TIFFTAG_IMAGELENGTH, &h);
+      TIFFGetField(s, TIFFTAG_TILEWIDTH, &tw);
+      TIFFGetField(s, TIFFTAG_TILELENGTH, &th);
+      TIFFGetFieldDefaulted(s, TIFFTAG_SAMPLESPERPIXEL, &spp);
+      TIFFGetFieldDefaulted(s, TIFFTAG_BITSPERSAMPLE, &bps);
+      TIFFGetFieldDefaulted(s, TIFFTAG_SAMPLEFORMAT, &sf);
+      TIFFGetField(s, TIFFTAG_PHOTOMETRIC, &photo);
+      TIFFGetFieldDefaulted(s, TIFFTAG_COMPRESSION, &comp);
+      TIFFGetFieldDefaulted(s, TIFFTAG_PREDICTOR, &pred);
+      TIFFSetField(d, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
+      TIFFSetField(d, TIFFTAG_IMAGEWIDTH, w);
+      TIFFSetField(d, TIFFTAG_IMAGELENGTH, h);
+      TIFFSetField(d, TIFFTAG_SAMPLESPERPIXEL, spp);
+      TIFFSetField(d, TIFFTAG_BITSPERSAMPLE, bps);
+      TIFFSetField(d, TIFFTAG_SAMPLEFORMAT, sf);
+      TIFFSetField(d, TIFFTAG_PHOTOMETRIC, photo);
+      TIFFSetField(d, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+      if (spp == 2 || spp == 4) {
+        const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
+        TIFFSetField(d, TIFFTAG_EXTRASAMPLES, 1, extra);
+      }
+      TIFFSetField(d, TIFFTAG_COMPRESSION, comp);
+      if (pred != PREDICTOR_NONE) TIFFSetField(d, TIFFTAG_PREDICTOR, pred);
+      TIFFSetField(d, TIFFTAG_TILEWIDTH, tw);
+      TIFFSetField(d, TIFFTAG_TILELENGTH, th);
+      const std::uint32_t n = TIFFNumberOfTiles(s);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const auto bytes = static_cast<tmsize_t>(TIFFGetStrileByteCount(s, i));
+        unit.resize(static_cast<std::size_t>(bytes));
+        msgs_.clear();
+        if (TIFFReadRawTile(s, i, unit.data(), bytes) != bytes || TIFFWriteRawTile(d, i, unit.data(), bytes) != bytes)
+          fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "writing a pyramid level failed"));
+      }
+      msgs_.clear();
+      if (!TIFFWriteDirectory(d)) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
+    } while (TIFFReadDirectory(s));
+  }
 
   void write_metadata(const Metadata& md) {
     TIFF* t = tif_.get();
@@ -883,10 +1090,6 @@ class TiffWriter final : public ImageWriter {
     }
   }
 
-  struct TiffClose {
-    void operator()(TIFF* t) const { TIFFClose(t); }
-  };
-
   std::string path_;
   int W_, H_;
   Format in_;
@@ -902,7 +1105,11 @@ class TiffWriter final : public ImageWriter {
   Batch batches_[2];
   std::vector<std::vector<std::uint8_t>> scratch_;      // per worker: a tile gathered
   std::vector<std::unique_ptr<UnitEncoder>> encoders_;  // per worker, made on first use
-  std::unique_ptr<ThreadPool> pool_;                    // last: drained before the batches go
+  std::unique_ptr<TiffWriter> level_;                   // the pyramid's next level, if any
+  std::string level_path_;
+  std::vector<std::byte> pending_, half_;  // a row waiting for its pair; the averaged row
+  bool has_pending_ = false;
+  std::unique_ptr<ThreadPool> pool_;  // last: drained before the batches go
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -114,6 +114,10 @@ std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, in
 
 bool writer_streams(const std::string& path) { return io::format_for_extension(extension_of(path)) != nullptr; }
 
+std::unique_ptr<ImageReader> ImageReader::open_level(int index) const {
+  throw Error(ErrorKind::InvalidArgument, fmt::format("no reduced level {} ({} levels)", index, info_.levels.size()));
+}
+
 Image read_whole(ImageReader& reader, const PixelAllocator& alloc) {
   const ImageInfo& info = reader.info();
   Image img(info.width, info.height, info.format, alloc);
