@@ -84,6 +84,9 @@ LargeApplied apply_to_file(const LargeSource& source, const std::string& output,
   options.write.compression = "deflate";  // fast to write, and tiles read back where they lie for the view
   options.write.level = 1;
   options.write.tiff_tile = {256, 256};
+  // With reduced-resolution levels the overview read back below (and again by Undo, Redo or a
+  // reopen) is a level's read instead of a decode of every tile; writing them costs less.
+  options.write.tiff_pyramid = true;
   // Filtering takes most of the time; reading the result's overview back the rest.
   if (progress) options.progress = [progress](double f) { progress(0.8 * f); };
   LargeApplied out;
