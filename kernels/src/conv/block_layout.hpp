@@ -40,17 +40,21 @@ struct SepLayout {
 };
 
 // The general 2-D kernel: rows() input rows of `cols` pixels (padded row stride `sw`), `chunk`
-// kernel rows of taps and the block's column map.
+// kernel rows of taps (row stride `ts`, a multiple of kRun, zero-padded and 16-byte aligned, so
+// a group of 8 taps is two 16-byte loads) and the block's column map.
 struct GeneralLayout {
-  int cols, sw, chunk;
-  TF_HOST_DEVICE GeneralLayout(int kw, int chunk_rows) : cols(S::kBlockWidth + kw - 1), chunk(chunk_rows) {
+  int cols, sw, chunk, ts;
+  TF_HOST_DEVICE GeneralLayout(int kw, int chunk_rows)
+      : cols(S::kBlockWidth + kw - 1), chunk(chunk_rows), ts((kw + kRun - 1) / kRun * kRun) {
     const int p = cols + (cols >> 3) + 1;
     sw = p + ((2 - (p & 3)) & 3);  // == 2 (mod 4): the two rows of a thread pair land 4 banks apart
   }
   TF_HOST_DEVICE int rows() const { return S::kGeneralRows + chunk - 1; }
-  TF_HOST_DEVICE std::size_t bytes(std::size_t px, int kw) const {
-    return static_cast<std::size_t>(rows()) * sw * px + static_cast<std::size_t>(chunk) * kw * 4 +
-           static_cast<std::size_t>(cols) * 4 + 16;
+  TF_HOST_DEVICE std::size_t taps_offset(std::size_t px) const {
+    return (static_cast<std::size_t>(rows()) * sw * px + 15) / 16 * 16;
+  }
+  TF_HOST_DEVICE std::size_t bytes(std::size_t px, int /*kw*/) const {
+    return taps_offset(px) + static_cast<std::size_t>(chunk) * ts * 4 + static_cast<std::size_t>(cols) * 4 + 16;
   }
 };
 

@@ -18,16 +18,36 @@ namespace tf::cuda::conv {
 // Raw pixels a thread keeps in flight per staging batch.
 template <int C, typename T> constexpr int kGeneralBatch = 6 / raw_regs<C, T>() < 1 ? 1 : 6 / raw_regs<C, T>();
 
+// Taps read four at a time: it pays for 8- and 16-bit RGBA at four blocks a multiprocessor (9x9 u8:
+// 45 -> 49 Gpix/s on an H200), not for float4 samples, fewer channels or wide kernels (two blocks),
+// whose scalar loads hide behind slower staging or longer FMA runs.
+template <int C, typename T, int MinBlocks> constexpr bool kGeneralTaps4 = C == 4 && sizeof(T) <= 2 && MinBlocks > 2;
+
+// One staged row through slide_rows() for output rows [lo, hi] of the thread's two (lo <= hi):
+// the three cases as instantiations, so that every accumulator index stays a constant.
+template <int C, int KW, bool Taps4, class Load>
+__device__ __forceinline__ void slide_pair(int lo, int hi, Px<C> (&acc)[2][kRun], int K, const float* t, int ts,
+                                           Load load) {
+  if (lo == 0 && hi == 1) slide_rows<C, 2, 0, 1, KW, Taps4>(acc, K, t, ts, load);
+  else if (lo == 0) slide_rows<C, 2, 0, 0, KW, Taps4>(acc, K, t, ts, load);
+  else slide_rows<C, 2, 1, 1, KW, Taps4>(acc, K, t, ts, load);
+}
+
 // General 2-D convolution. Block (bx, by) computes region columns [32 bx, +32) x rows [64 by, +64);
 // a thread computes a run of 8 pixels in two adjacent rows. Kernel rows are taken in chunks of
-// `chunk` (all of them when they fit), so accumulators carry over between chunks in order.
-template <int C, typename T> __global__ void __launch_bounds__(S::kThreads, 4) general_kernel(const ConvArgs a) {
+// `chunk` (all of them when they fit), so accumulators carry over between chunks in order. KW > 0
+// is the kernel width fixed at compile time (launch.cu instantiates the common ones), else a.kw.
+// MinBlocks is the residency the launch shape allows (4, or 2 when shared memory holds two blocks):
+// at 2 the compiler may use 255 registers, which schedules the shared loads of wide kernels further
+// ahead of their FMAs (31x31 u8: 5.89 -> 6.16 Gpix/s on an H200).
+template <int C, typename T, int KW, int MinBlocks>
+__global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const ConvArgs a) {
   extern __shared__ float4 smem4[];
-  const int kw = a.kw, kh = a.kh;
+  const int kw = KW > 0 ? KW : a.kw, kh = a.kh;
   const GeneralLayout L(kw, a.taps_per_chunk_rows);
   Px<C>* st = reinterpret_cast<Px<C>*>(smem4);
-  float* taps = reinterpret_cast<float*>(st + static_cast<std::size_t>(L.rows()) * L.sw);
-  int* sx = reinterpret_cast<int*>(taps + L.chunk * kw);
+  float* taps = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(smem4) + L.taps_offset(sizeof(Px<C>)));
+  int* sx = reinterpret_cast<int*>(taps + L.chunk * L.ts);
 
   const int bx = blockIdx.x * S::kBlockWidth, by = blockIdx.y * S::kGeneralRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -37,9 +57,11 @@ template <int C, typename T> __global__ void __launch_bounds__(S::kThreads, 4) g
   const int col0 = a.origin_x + bx;
   const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
 
-  Px<C> acc0[kRun], acc1[kRun];
+  Px<C> acc[2][kRun];
 #pragma unroll
-  for (int i = 0; i < kRun; ++i) acc0[i] = acc1[i] = splat<C>(0.0f);
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int i = 0; i < kRun; ++i) acc[r][i] = splat<C>(0.0f);
 
   for (int ky0 = 0; ky0 < kh; ky0 += L.chunk) {
     const int kc = min(L.chunk, kh - ky0);
@@ -47,21 +69,23 @@ template <int C, typename T> __global__ void __launch_bounds__(S::kThreads, 4) g
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
     ChunkStager<C, T, true, kGeneralBatch<C, T>, 8, 4> stager;
     stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
-    for (int i = threadIdx.x; i < kc * kw; i += S::kThreads)
-      taps[i] = __ldg(a.taps + static_cast<std::size_t>(ky0) * kw + i);
+    // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps.
+    for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {
+      const int r = i / L.ts, c = i - r * L.ts;
+      taps[i] = c < kw ? __ldg(a.taps + static_cast<std::size_t>(ky0 + r) * kw + c) : 0.0f;
+    }
     stager.store(st, L.sw, a, sx, rows, L.cols, row0, fill);
     __syncthreads();
     // Staged row 2*pair + q feeds output row 0 with kernel row q and output row 1 with row q - 1.
     const Px<C>* mine = st + 2 * pair * L.sw + 9 * tx;
     auto window = [](const Px<C>* src) { return [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; }; };
-    slide<C, true, false>(acc0, acc1, kw, taps, taps, window(mine));
-    for (int q = 1; q < kc; ++q)
-      slide<C, true, true>(acc0, acc1, kw, taps + q * kw, taps + (q - 1) * kw, window(mine + q * L.sw));
-    slide<C, false, true>(acc0, acc1, kw, taps, taps + (kc - 1) * kw, window(mine + kc * L.sw));
+    for (int q = 0; q <= kc; ++q)
+      slide_pair<C, KW, kGeneralTaps4<C, T, MinBlocks>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
+                                                        window(mine + q * L.sw));
   }
   const int y = by + 2 * pair, x0 = bx + tx * kRun;
-  emit_run<C, T>(a, x0, y, acc0);
-  emit_run<C, T>(a, x0, y + 1, acc1);
+  emit_run<C, T>(a, x0, y, acc[0]);
+  emit_run<C, T>(a, x0, y + 1, acc[1]);
 }
 
 }  // namespace tf::cuda::conv

@@ -74,10 +74,16 @@ template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArg
   }
   if (shape.problem.kind == ConvKind::Separable) {
     a.rows_per_block = shape.rows_per_block;
-    launch(&conv::separable_kernel<C, T>, shape, stream, a, shape.stage_rows);
+    const int kw = shape.problem.kw, kh = shape.problem.kh;
+    if (kw == 9 && kh == 9) launch(&conv::separable_kernel<C, T, 9, 9>, shape, stream, a, shape.stage_rows);
+    else if (kw == 11 && kh == 11) launch(&conv::separable_kernel<C, T, 11, 11>, shape, stream, a, shape.stage_rows);
+    else if (kw == 31 && kh == 31) launch(&conv::separable_kernel<C, T, 31, 31>, shape, stream, a, shape.stage_rows);
+    else launch(&conv::separable_kernel<C, T, 0, 0>, shape, stream, a, shape.stage_rows);
   } else {
     a.taps_per_chunk_rows = shape.kernel_rows_per_chunk;
-    launch(&conv::general_kernel<C, T>, shape, stream, a);
+    if (shape.blocks_per_multiprocessor <= 2) launch(&conv::general_kernel<C, T, 0, 2>, shape, stream, a);
+    else if (shape.problem.kw == 9) launch(&conv::general_kernel<C, T, 9, 4>, shape, stream, a);
+    else launch(&conv::general_kernel<C, T, 0, 4>, shape, stream, a);
   }
 }
 
@@ -94,7 +100,7 @@ template <typename T> void launch_channels(const LaunchShape& shape, const ConvA
 
 bool kernels_supported(std::string* why) {
   cudaFuncAttributes attributes{};
-  const cudaError_t e = cudaFuncGetAttributes(&attributes, conv::separable_kernel<4, std::uint8_t>);
+  const cudaError_t e = cudaFuncGetAttributes(&attributes, conv::separable_kernel<4, std::uint8_t, 0, 0>);
   if (e == cudaSuccess) return true;
   (void)cudaGetLastError();
   if (why) *why = std::string("cannot run this build's kernels: ") + cudaGetErrorString(e);

@@ -25,10 +25,13 @@ template <int C, typename T> constexpr int kSepBatch = 12 / raw_regs<C, T>() < 1
 // end, so a column-pass window (8-row aligned groups of up to 15 rows) never wraps: every load is
 // a fixed offset from one base per 8 taps. The next chunk's global loads are issued before the
 // current chunk's row and column passes, so their latency hides behind this block's own work.
-template <int C, typename T>
+// KW, KH > 0 fix the tap counts at compile time (launch.cu instantiates the common sizes): the
+// sliding windows lose their loop and the guards of the last 8-tap group, and the ring arithmetic
+// its divisions (9 taps: 88 -> 118 Gpix/s on an H200, u8 RGBA); 0 reads them from `a`.
+template <int C, typename T, int KW, int KH>
 __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArgs a, int stage_rows) {
   extern __shared__ float4 smem4[];
-  const int kw = a.kw, kh = a.kh;
+  const int kw = KW > 0 ? KW : a.kw, kh = KH > 0 ? KH : a.kh;
   const SepLayout L(kw, kh, stage_rows);
   Px<C>* st = reinterpret_cast<Px<C>*>(smem4);
   Px<C>* ring = st + static_cast<std::size_t>(L.stage_rows) * L.sw;
