@@ -1,4 +1,4 @@
-// The libtiff reader and writer (core/src/io/format_tiff.cpp), through io::tiff_codec() directly:
+// The libtiff reader and writer (core/src/io/tiff_reader.cpp, tiff_writer.cpp), through io::tiff_codec() directly:
 // bitwise round trips for every type x channel count x layout x compression, bands of odd heights
 // in any order, gray+alpha, BigTIFF, predictors, metadata, files libtiff itself writes in layouts
 // ours never does (separate planes, palettes, min-is-white, 1-bit, PackBits, JPEG, several pages),

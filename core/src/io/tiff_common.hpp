@@ -1,0 +1,39 @@
+// What the libtiff reader (tiff_reader.cpp) and writer (tiff_writer.cpp) both use: libtiff's
+// messages turned into one tf::Error, opening a file with them, and a deleter that closes a handle.
+#pragma once
+
+#ifdef TF_HAVE_LIBTIFF
+#include <cstdarg>
+#include <string>
+
+#include <tiffio.h>
+
+#include "tilefilter/error.hpp"
+
+namespace tf::io::tiff {
+
+// ---------------------------------------------------------------------------------------------
+// libtiff messages: every handle gets its own error/warning handlers (TIFFOpenOptions, libtiff 4.5).
+// Errors are kept (the first one since clear()) and become part of one tf::Error; warnings are
+// dropped, so nothing reaches stderr.
+
+struct TiffMessages {
+  std::string error;
+  void clear() { error.clear(); }
+};
+
+int on_tiff_error(TIFF*, void* user, const char* module, const char* fmt, va_list ap);
+int on_tiff_warning(TIFF*, void*, const char*, const char*, va_list);
+TIFF* open_tiff(const std::string& path, const char* mode, TiffMessages* msgs);
+
+// "<reason>" from libtiff without a repeated file name in front.
+std::string reason(const TiffMessages& m, const std::string& path, const char* fallback);
+
+[[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why);
+
+struct TiffClose {
+  void operator()(TIFF* t) const { TIFFClose(t); }
+};
+
+}  // namespace tf::io::tiff
+#endif
