@@ -228,14 +228,15 @@ void run_bench(const BenchArgs& a) {
           std::string split;
           for (const auto& d : p.split) {
             fmt::print(
-                "      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms)\n",
+                "      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms;"
+                " first stage at {:.3f}, last ends {:.3f} before the end)\n",
                 d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3, d.busy_s * 1e3,
-                (d.busy_s + d.idle_s) * 1e3);
+                (d.busy_s + d.idle_s) * 1e3, d.first_s * 1e3, d.tail_s * 1e3);
             split += fmt::format(
                 "{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
-                "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}}}",
+                "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}, \"first_s\": {:.6g}, \"tail_s\": {:.6g}}}",
                 split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s, d.download_s,
-                d.compute_s, d.idle_s, d.busy_s);
+                d.compute_s, d.idle_s, d.busy_s, d.first_s, d.tail_s);
           }
           points += fmt::format(
               "{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",

@@ -74,6 +74,12 @@ std::vector<DeviceSummary> summarize(const std::vector<StageRecord>& records,
     }
     if (cur1 > cur0) busy += cur1 - cur0;
     out[i].busy_s = busy;
+    if (!iv.empty()) {
+      out[i].first_s = iv.front().first;
+      double last = iv.front().second;
+      for (auto [a, b] : iv) last = std::max(last, b);
+      out[i].tail_s = std::max(0.0, wall_s - last);
+    }
     out[i].idle_s = std::max(0.0, wall_s - busy);
     auto& t = tiles[i];
     std::sort(t.begin(), t.end());

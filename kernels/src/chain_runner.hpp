@@ -27,6 +27,8 @@ class DeviceTaps {
  private:
   DeviceBuffer buffer_;
   std::vector<std::vector<std::size_t>> offsets_;
+  std::vector<float> uploaded_;  // what buffer_ holds
+  int device_ = -1;
 };
 
 // A buffer region on the device.

@@ -23,16 +23,24 @@ Rect intersect_image(const Rect& r, int w, int h) {
 // Source runs of one axis of the first stage's plane, and its map into the compact buffer.
 std::vector<AxisRun> plan_axis(int origin, int length, int n, BorderMode mode, std::vector<int>& map) {
   std::vector<int> src(length);
-  std::vector<int> used;
-  used.reserve(length);
+  int lo = n, hi = -1;
   for (int i = 0; i < length; ++i) {
     src[i] = border_index(origin + i, n, mode);
-    if (src[i] >= 0) used.push_back(src[i]);
+    if (src[i] >= 0) {
+      lo = std::min(lo, src[i]);
+      hi = std::max(hi, src[i]);
+    }
   }
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
+  // The source positions used, marked over their span rather than sorted: a lane plans its tile
+  // while the others' copies run, but the first tile of a job is planned before any copy starts
+  // (sorting a full-width strip's 8200 columns took ~100 us of that on the build machine).
+  std::vector<char> used(hi >= lo ? hi - lo + 1 : 0, 0);
+  for (int v : src)
+    if (v >= 0) used[v - lo] = 1;
   std::vector<AxisRun> runs;
-  for (int s : used) {
+  for (int k = 0; k < static_cast<int>(used.size()); ++k) {
+    if (!used[k]) continue;
+    const int s = lo + k;
     if (!runs.empty() && runs.back().source + runs.back().length == s) ++runs.back().length;
     else runs.push_back({s, 1, 0});
   }

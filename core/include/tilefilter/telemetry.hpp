@@ -49,6 +49,9 @@ struct DeviceSummary {
   double upload_s = 0, kernel_s = 0, download_s = 0, compute_s = 0;
   double busy_s = 0;  // union of the device's stage intervals
   double idle_s = 0;  // wall - busy
+  // When the device's first stage began and how long before the job's end its last one ended: the
+  // job's own start and finish (tile choice, threads, launches) as against its pipeline's idle gaps.
+  double first_s = 0, tail_s = 0;
   std::size_t bytes_up = 0, bytes_down = 0;
   double mean_utilization = -1;  // NVML, percent; -1 when unknown
 };
