@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "fft_reference.hpp"
 #include "naive_reference.hpp"
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
@@ -19,7 +20,10 @@
 namespace tf {
 namespace {
 
-constexpr double kFftBound = 1e-5;  // the bound docs/design.md states
+using test::allowed;
+using test::float64_reference;
+using test::kFftBound;
+using test::max_error;
 
 Stage random_stage(int w, int h, unsigned seed, bool positive) {
   std::mt19937 rng(seed);
@@ -31,78 +35,6 @@ Stage random_stage(int w, int h, unsigned seed, bool positive) {
   s.name = fmt::format("random{}x{}", w, h);
   s.convs.push_back(make_convolution(Kernel::from_rows(rows)));
   return s;
-}
-
-double sample(const ImageView& v, int x, int y, int c) {
-  switch (v.format.type) {
-    case PixelType::U8: return v.row_as<std::uint8_t>(y)[x * v.format.channels + c];
-    case PixelType::U16: return v.row_as<std::uint16_t>(y)[x * v.format.channels + c];
-    case PixelType::F32: return v.row_as<float>(y)[x * v.format.channels + c];
-  }
-  return 0;
-}
-
-// The float64 direct convolution of the padded input the CPU builds (cpu::load_padded), before
-// quantization, and the bound's scale sum|k| * max|x|.
-struct Reference {
-  std::vector<double> values;  // height x width x channels
-  double scale = 0;
-};
-
-Reference float64_reference(const Image& src, const Stage& stage, const Border& border) {
-  const Kernel& k = stage.convs[0].kernel;
-  const Halo h = k.halo();
-  const ImageView& v = src.view();
-  const int C = v.format.channels;
-  cpu::Plane in;
-  Border b = border;
-  b.value = cpu::quantized_border_value(border, v.format.type);
-  cpu::load_padded(v, Rect{-h.left, -h.top, v.width + h.left + h.right, v.height + h.top + h.bottom}, b, in);
-  Reference r;
-  r.values.assign(static_cast<std::size_t>(v.width) * v.height * C, 0.0);
-  double sum_abs = 0, max_abs = 0;
-  for (float t : k.taps) sum_abs += std::abs(t);
-  for (float x : in.data) max_abs = std::max(max_abs, static_cast<double>(std::abs(x)));
-  r.scale = sum_abs * max_abs;
-  for (int y = 0; y < v.height; ++y)
-    for (int ky = 0; ky < k.height; ++ky) {
-      const float* row = in.row(y + ky);
-      for (int x = 0; x < v.width; ++x) {
-        double* out = &r.values[(static_cast<std::size_t>(y) * v.width + x) * C];
-        for (int kx = 0; kx < k.width; ++kx) {
-          const double t = k.at(kx, ky);
-          const float* px = row + static_cast<std::size_t>(x + kx) * C;
-          for (int c = 0; c < C; ++c) out[c] += t * px[c];
-        }
-      }
-    }
-  return r;
-}
-
-double quantized(double v, PixelType type) {
-  if (type == PixelType::F32) return static_cast<float>(v);
-  const double hi = type == PixelType::U8 ? 255 : 65535;
-  return std::clamp(std::nearbyint(v), 0.0, hi);
-}
-
-// Largest |out - quantized(reference)| over the image.
-double max_error(const Image& out, const Reference& ref) {
-  const ImageView& v = out.view();
-  const int C = v.format.channels;
-  double worst = 0;
-  for (int y = 0; y < v.height; ++y)
-    for (int x = 0; x < v.width; ++x)
-      for (int c = 0; c < C; ++c) {
-        const double want = quantized(ref.values[(static_cast<std::size_t>(y) * v.width + x) * C + c], v.format.type);
-        worst = std::max(worst, std::abs(sample(v, x, y, c) - want));
-      }
-  return worst;
-}
-
-// What the bound allows once quantized: integers one level (the bound itself is far below 1 here).
-double allowed(const Reference& ref, PixelType type) {
-  const double e = kFftBound * ref.scale;
-  return type == PixelType::F32 ? e : std::floor(e) + 1;
 }
 
 Image run(const Image& src, const Stage& stage, const Border& border, int tile, const char* devices,
@@ -122,7 +54,7 @@ void check_case(const Stage& stage, BorderMode mode, Format f, std::uint32_t see
   ASSERT_TRUE(cpu::uses_fft(stage.convs[0]));
   const Image src = test::random_image(97, 61, f, seed);
   const Border border{mode, f.type == PixelType::F32 ? 0.25f : 77.0f};
-  const Reference ref = float64_reference(src, stage, border);
+  const test::FftReference ref = float64_reference(src, stage, border);
   const Image untiled = run(src, stage, border, 4096, "cpu:1");
   const double untiled_error = max_error(untiled, ref);
   EXPECT_LE(untiled_error, allowed(ref, f.type)) << "untiled; bound scale " << ref.scale;
@@ -182,7 +114,7 @@ TEST(Fft, ExactKeepsTheDirectBits) {
   const Border border{BorderMode::Reflect, 0};
   const Image expected = test::naive_filter(src, {k}, border);
   EXPECT_TRUE(same_pixels(expected.view(), run(src, k, border, 32, "cpu:2", true).view()));
-  const Reference ref = float64_reference(src, k, border);
+  const test::FftReference ref = float64_reference(src, k, border);
   EXPECT_LE(max_error(run(src, k, border, 32, "cpu:2"), ref), allowed(ref, PixelType::F32));
 }
 
@@ -199,7 +131,7 @@ TEST(Fft, ChainsFeedTheNextStage) {
   const Image first = filter_image(src, {box}, cpus, o);
   const Image second = filter_image(first, {k}, cpus, o);
   EXPECT_TRUE(same_pixels(second.view(), filter_image(src, {box, k}, cpus, o).view()));
-  const Reference ref = float64_reference(first, k, o.border);
+  const test::FftReference ref = float64_reference(first, k, o.border);
   EXPECT_LE(max_error(second, ref), allowed(ref, PixelType::U8));
 }
 
@@ -227,7 +159,7 @@ TEST(Fft, CliExactFlag) {
   ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f custom:file={} --devices cpu:2 -q", input, output, kernel), &out),
             0)
       << out;
-  const Reference ref = float64_reference(src, loaded, {});
+  const test::FftReference ref = float64_reference(src, loaded, {});
   EXPECT_LE(max_error(decode_file(output), ref), allowed(ref, PixelType::U8));
 }
 

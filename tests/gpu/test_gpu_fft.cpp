@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "fft_reference.hpp"
 #include "gpu_test_support.hpp"
 #include "tilefilter/cpu.hpp"
 #include "tilefilter/cuda_backend.hpp"
@@ -20,7 +21,11 @@
 namespace tf::gputest {
 namespace {
 
-constexpr double kFftBound = 1e-5;  // the bound docs/design.md states
+using test::allowed;
+using test::float64_reference;
+using test::kFftBound;
+using test::max_error;
+using test::sample;
 
 const BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
                                BorderMode::Wrap};
@@ -39,78 +44,6 @@ bool cufft_built() {
     if (!cufft_built()) GTEST_SKIP() << "built without cuFFT: GPUs convolve directly";   \
     if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW: no FFT path chosen"; \
   } while (0)
-
-double sample(const ImageView& v, int x, int y, int c) {
-  switch (v.format.type) {
-    case PixelType::U8: return v.row_as<std::uint8_t>(y)[x * v.format.channels + c];
-    case PixelType::U16: return v.row_as<std::uint16_t>(y)[x * v.format.channels + c];
-    case PixelType::F32: return v.row_as<float>(y)[x * v.format.channels + c];
-  }
-  return 0;
-}
-
-// The float64 direct convolution (correlation, filter2D's sense) of the padded input the CPU builds
-// (cpu::load_padded, the border value quantized), before quantization, and the bound's scale
-// sum|k| * max|x|.
-struct Reference {
-  std::vector<double> values;  // height x width x channels
-  double scale = 0;
-};
-
-Reference float64_reference(const Image& src, const Stage& stage, const Border& border) {
-  const Kernel& k = stage.convs[0].kernel;
-  const Halo h = k.halo();
-  const ImageView& v = src.view();
-  const int C = v.format.channels;
-  cpu::Plane in;
-  Border b = border;
-  b.value = cpu::quantized_border_value(border, v.format.type);
-  cpu::load_padded(v, Rect{-h.left, -h.top, v.width + h.left + h.right, v.height + h.top + h.bottom}, b, in);
-  Reference r;
-  r.values.assign(static_cast<std::size_t>(v.width) * v.height * C, 0.0);
-  double sum_abs = 0, max_abs = 0;
-  for (float t : k.taps) sum_abs += std::abs(t);
-  for (float x : in.data) max_abs = std::max(max_abs, static_cast<double>(std::abs(x)));
-  r.scale = sum_abs * max_abs;
-  for (int y = 0; y < v.height; ++y)
-    for (int ky = 0; ky < k.height; ++ky) {
-      const float* row = in.row(y + ky);
-      for (int x = 0; x < v.width; ++x) {
-        double* out = &r.values[(static_cast<std::size_t>(y) * v.width + x) * C];
-        for (int kx = 0; kx < k.width; ++kx) {
-          const double t = k.at(kx, ky);
-          const float* px = row + static_cast<std::size_t>(x + kx) * C;
-          for (int c = 0; c < C; ++c) out[c] += t * px[c];
-        }
-      }
-    }
-  return r;
-}
-
-double quantized(double v, PixelType type) {
-  if (type == PixelType::F32) return static_cast<float>(v);
-  const double hi = type == PixelType::U8 ? 255 : 65535;
-  return std::clamp(std::nearbyint(v), 0.0, hi);
-}
-
-double max_error(const Image& out, const Reference& ref) {
-  const ImageView& v = out.view();
-  const int C = v.format.channels;
-  double worst = 0;
-  for (int y = 0; y < v.height; ++y)
-    for (int x = 0; x < v.width; ++x)
-      for (int c = 0; c < C; ++c) {
-        const double want = quantized(ref.values[(static_cast<std::size_t>(y) * v.width + x) * C + c], v.format.type);
-        worst = std::max(worst, std::abs(sample(v, x, y, c) - want));
-      }
-  return worst;
-}
-
-// The bound once quantized: an integer output within one level while the bound is below 1.
-double allowed(const Reference& ref, PixelType type) {
-  const double e = kFftBound * ref.scale;
-  return type == PixelType::F32 ? e : std::floor(e) + 1;
-}
 
 Border border_for(BorderMode m, PixelType t) { return Border{m, t == PixelType::F32 ? 0.25f : 77.0f}; }
 
@@ -135,7 +68,7 @@ void check_case(const Stage& stage, BorderMode mode, Format f, int w, int h, std
   ASSERT_TRUE(cpu::stage_uses_fft(stage));
   const Image src = test::random_image(w, h, f, seed);
   const Border border = border_for(mode, f.type);
-  const Reference ref = float64_reference(src, stage, border);
+  const test::FftReference ref = float64_reference(src, stage, border);
   for (int tile : tiles) {
     const Image out = on_gpu(src, {stage}, border, tile);
     const double error = max_error(out, ref);
@@ -258,7 +191,7 @@ TEST(GpuFft, TheGpuCrossover) {
   EXPECT_TRUE(same_bits(cpu_reference(src, {below}, border), on_gpu(src, {below}, border, 0)));
   const Image fft = on_gpu(src, {at}, border, 0);
   EXPECT_FALSE(same_pixels(cpu_reference(src, {at}, border).view(), fft.view()));
-  const Reference ref = float64_reference(src, at, border);
+  const test::FftReference ref = float64_reference(src, at, border);
   EXPECT_LE(max_error(fft, ref), allowed(ref, PixelType::F32));
 }
 
@@ -314,7 +247,7 @@ TEST(GpuFft, ChainOfAnFftStageThenADirectStage) {
       EXPECT_TRUE(same_bits(expected, on_gpu(src, {k, sharpen}, border, 4096)));
       // Direct stage first, then the FFT: within the bound of the reference over the first output.
       const Image smoothed = cpu_reference(src, {sharpen}, border);
-      const Reference ref = float64_reference(smoothed, k, border);
+      const test::FftReference ref = float64_reference(smoothed, k, border);
       EXPECT_LE(max_error(on_gpu(src, {sharpen, k}, border, 4096), ref), allowed(ref, f.type));
       EXPECT_LE(max_error(on_gpu(src, {sharpen, k}, border, 20), ref), allowed(ref, f.type));
     }
