@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 
 #include "platform/device_hub.hpp"
@@ -16,13 +15,6 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-Image crop(const Image& src, const Rect& r) {
-  Image out(r.width, r.height, src.format());
-  const ImageView in = src.view().sub(r);
-  for (int y = 0; y < r.height; ++y) std::memcpy(out.view().row(y), in.row(y), in.row_bytes());
-  return out;
 }
 
 void check(const std::atomic<bool>* cancel) {

@@ -3,7 +3,6 @@
 #include <QMetaObject>
 #include <QPointer>
 #include <chrono>
-#include <cstring>
 
 #include "image_convert.hpp"
 #include "platform/background_priority.hpp"
@@ -27,15 +26,6 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A copy of `r` of `src` as an image of its own (the filter then treats r's edges as image edges,
-// which is why the plan grows regions by the halo first).
-Image crop(const Image& src, const Rect& r) {
-  Image out(r.width, r.height, src.format());
-  const ImageView in = src.view().sub(r);
-  for (int y = 0; y < r.height; ++y) std::memcpy(out.view().row(y), in.row(y), in.row_bytes());
-  return out;
 }
 
 QString chain_text(const std::vector<std::string>& specs) {

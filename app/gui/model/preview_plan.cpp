@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace tf::gui {
 
@@ -19,6 +20,13 @@ bool worth_a_first_pass(const Rect& visible, long long whole) {
 }
 
 }  // namespace
+
+Image crop(const Image& src, const Rect& r) {
+  Image out(r.width, r.height, src.format());
+  const ImageView in = src.view().sub(r);
+  for (int y = 0; y < r.height; ++y) std::memcpy(out.view().row(y), in.row(y), in.row_bytes());
+  return out;
+}
 
 Rect grow_clipped(const Rect& v, const Halo& h, int width, int height) {
   return clip({v.x - h.left, v.y - h.top, v.width + h.left + h.right, v.height + h.top + h.bottom}, width, height);

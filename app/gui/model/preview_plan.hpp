@@ -37,6 +37,9 @@ std::vector<PreviewStep> plan_preview(const PreviewView& view);
 // `visible` grown by `halo` and clipped to a width x height image: what to filter so that
 // `visible` comes out exactly as in the whole image.
 Rect grow_clipped(const Rect& visible, const Halo& halo, int width, int height);
+// A copy of `r` of `src` as an image of its own (a filter then treats r's edges as image edges,
+// which is why regions are grown by the halo first, and the result cropped back to `visible`).
+Image crop(const Image& src, const Rect& r);
 // Level k's rectangle covering `r` of the base image (rounded outwards, clipped).
 Rect rect_at_level(const Rect& r, int level, int level_width, int level_height);
 
