@@ -65,6 +65,9 @@ void set_simd_enabled(bool enabled);
 // kernel alone, never from the tile or the number of workers.
 constexpr int kFftMinTaps = 25 * 25;
 bool fft_available();
+// The next size at or above n that FFT libraries transform fast (2^a 3^b 5^c 7^d): the transform
+// size of FFTW here and of cuFFT on GPUs.
+int fft_fast_size(int n);
 bool uses_fft(const Convolution& conv);
 // A single-convolution stage whose convolution uses_fft().
 bool stage_uses_fft(const Stage& stage);

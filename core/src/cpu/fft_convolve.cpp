@@ -27,16 +27,6 @@ Rect shrunk(const Rect& r, const Halo& h) {
 
 #ifdef TF_HAVE_FFTW
 
-// The next size FFTW transforms fast (2^a 3^b 5^c 7^d).
-int fast_size(int n) {
-  for (;; ++n) {
-    int m = n;
-    for (int p : {2, 3, 5, 7})
-      while (m % p == 0) m /= p;
-    if (m == 1) return n;
-  }
-}
-
 struct FftwFree {
   void operator()(void* p) const { fftwf_free(p); }
 };
@@ -142,6 +132,15 @@ std::shared_ptr<const Spectrum> spectrum_for(const Kernel& k, int rows, int cols
 
 }  // namespace
 
+int fft_fast_size(int n) {
+  for (;; ++n) {
+    int m = n;
+    for (int p : {2, 3, 5, 7})
+      while (m % p == 0) m /= p;
+    if (m == 1) return n;
+  }
+}
+
 bool fft_available() {
 #ifdef TF_HAVE_FFTW
   return true;
@@ -175,7 +174,7 @@ void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out) {
   const int C = in.channels;
   out.reset(shrunk(in.rect, sh), C);
   // The whole padded plane in one transform: no output reads past it, so nothing wraps around.
-  const int rows = fast_size(in.rect.height), cols = fast_size(in.rect.width);
+  const int rows = fft_fast_size(in.rect.height), cols = fft_fast_size(in.rect.width);
   const std::size_t row_len = static_cast<std::size_t>(cols) * C;
   const std::size_t reals = static_cast<std::size_t>(rows) * row_len;
   const std::size_t bins = static_cast<std::size_t>(rows) * (cols / 2 + 1);

@@ -16,16 +16,6 @@ namespace tf::cuda {
 
 namespace {
 
-// The next size cuFFT transforms with its fast radices (2^a 3^b 5^c 7^d), as the CPU path does.
-int fast_size(int n) {
-  for (;; ++n) {
-    int m = n;
-    for (int p : {2, 3, 5, 7})
-      while (m % p == 0) m /= p;
-    if (m == 1) return n;
-  }
-}
-
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::size_t plane_floats(const FftShape& s) { return static_cast<std::size_t>(s.rows) * s.cols; }
@@ -75,7 +65,7 @@ bool fft_stage(const Stage& stage) {
 }
 
 FftShape fft_shape(int width, int height, int kw, int kh, int channels) {
-  return {fast_size(std::max(height + kh - 1, 1)), fast_size(std::max(width + kw - 1, 1)), channels};
+  return {cpu::fft_fast_size(std::max(height + kh - 1, 1)), cpu::fft_fast_size(std::max(width + kw - 1, 1)), channels};
 }
 
 FftLayout fft_layout(const FftShape& shape, std::size_t work_bytes) {
