@@ -5,9 +5,11 @@
 #ifdef TF_HAVE_LIBTIFF
 #include <cstdarg>
 #include <string>
+#include <utility>
 
 #include <tiffio.h>
 
+#include "metadata.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf::io::tiff {
@@ -30,6 +32,17 @@ TIFF* open_tiff(const std::string& path, const char* mode, TiffMessages* msgs);
 std::string reason(const TiffMessages& m, const std::string& path, const char* fallback);
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why);
+
+// The text tags a TIFF keeps in its own IFD and an EXIF block in IFD0, each with its Ifd0Text field:
+// the reader gathers them into EXIF, the writer sets them from it.
+inline constexpr std::pair<ttag_t, std::string Ifd0Text::*> kIfd0TextTags[] = {
+    {TIFFTAG_MAKE, &Ifd0Text::make},
+    {TIFFTAG_MODEL, &Ifd0Text::model},
+    {TIFFTAG_ARTIST, &Ifd0Text::artist},
+    {TIFFTAG_COPYRIGHT, &Ifd0Text::copyright},
+    {TIFFTAG_DATETIME, &Ifd0Text::date_time},
+    {TIFFTAG_SOFTWARE, &Ifd0Text::software},
+    {TIFFTAG_IMAGEDESCRIPTION, &Ifd0Text::description}};
 
 struct TiffClose {
   void operator()(TIFF* t) const { TIFFClose(t); }

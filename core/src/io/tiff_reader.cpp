@@ -377,17 +377,10 @@ class TiffReader final : public ImageReader {
     std::uint16_t o = 1;
     if (TIFFGetField(t, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8) md.orientation = o;
     Ifd0Text text;
-    auto get = [&](ttag_t tag, std::string& s) {
+    for (const auto& [tag, field] : kIfd0TextTags) {
       char* v = nullptr;
-      if (TIFFGetField(t, tag, &v) && v) s = v;
-    };
-    get(TIFFTAG_MAKE, text.make);
-    get(TIFFTAG_MODEL, text.model);
-    get(TIFFTAG_ARTIST, text.artist);
-    get(TIFFTAG_COPYRIGHT, text.copyright);
-    get(TIFFTAG_DATETIME, text.date_time);
-    get(TIFFTAG_SOFTWARE, text.software);
-    get(TIFFTAG_IMAGEDESCRIPTION, text.description);
+      if (TIFFGetField(t, tag, &v) && v) text.*field = v;
+    }
     if (!text.empty()) md.exif = exif_from_ifd0_text(text, md.orientation);
   }
 

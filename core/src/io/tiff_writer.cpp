@@ -431,16 +431,8 @@ class TiffWriter final : public ImageWriter {
     if (md.orientation >= 2 && md.orientation <= 8) TIFFSetField(t, TIFFTAG_ORIENTATION, md.orientation);
     if (!md.exif.empty()) {
       const Ifd0Text text = exif_ifd0_text(md.exif);
-      auto put = [&](ttag_t tag, const std::string& s) {
-        if (!s.empty()) TIFFSetField(t, tag, s.c_str());
-      };
-      put(TIFFTAG_MAKE, text.make);
-      put(TIFFTAG_MODEL, text.model);
-      put(TIFFTAG_ARTIST, text.artist);
-      put(TIFFTAG_COPYRIGHT, text.copyright);
-      put(TIFFTAG_DATETIME, text.date_time);
-      put(TIFFTAG_SOFTWARE, text.software);
-      put(TIFFTAG_IMAGEDESCRIPTION, text.description);
+      for (const auto& [tag, field] : kIfd0TextTags)
+        if (!(text.*field).empty()) TIFFSetField(t, tag, (text.*field).c_str());
     }
   }
 
