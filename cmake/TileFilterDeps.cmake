@@ -140,6 +140,29 @@ if(TF_HAVE_CUDA AND TF_WITH_CUFFT AND TARGET CUDA::cufft)
 endif()
 message(STATUS "TileFilter: cufft=${TF_HAVE_CUFFT}")
 
+# nvJPEG for `tilefilter batch --codec auto|gpu`: JPEGs decoded (on the hardware decoder where the
+# GPU has one), filtered and encoded on the GPU. Optional: CUDA 13 ships it on the GPU machines;
+# Debian's CUDA packages do not, and without it every JPEG goes through the CPU codecs.
+# TF_NVJPEG_ROOT names a folder with include/nvjpeg.h and lib/libnvjpeg.so for a toolkit without it.
+option(TF_WITH_NVJPEG "Decode and encode JPEGs on GPUs with nvJPEG when the CUDA toolkit has it" ON)
+set(TF_NVJPEG_ROOT "" CACHE PATH "Folder with include/nvjpeg.h and lib/libnvjpeg.so (when the toolkit has none)")
+set(TF_HAVE_NVJPEG OFF)
+if(TF_HAVE_CUDA AND TF_WITH_NVJPEG)
+  if(TARGET CUDA::nvjpeg)
+    set(TF_HAVE_NVJPEG ON)
+  elseif(TF_NVJPEG_ROOT)
+    find_path(TF_NVJPEG_INCLUDE nvjpeg.h PATHS ${TF_NVJPEG_ROOT}/include NO_DEFAULT_PATH)
+    find_library(TF_NVJPEG_LIBRARY nvjpeg PATHS ${TF_NVJPEG_ROOT}/lib NO_DEFAULT_PATH)
+    if(TF_NVJPEG_INCLUDE AND TF_NVJPEG_LIBRARY)
+      add_library(CUDA::nvjpeg SHARED IMPORTED)
+      set_target_properties(CUDA::nvjpeg PROPERTIES IMPORTED_LOCATION ${TF_NVJPEG_LIBRARY}
+                                                    INTERFACE_INCLUDE_DIRECTORIES ${TF_NVJPEG_INCLUDE})
+      set(TF_HAVE_NVJPEG ON)
+    endif()
+  endif()
+endif()
+message(STATUS "TileFilter: nvjpeg=${TF_HAVE_NVJPEG}")
+
 set(TF_HAVE_QT OFF)
 if(TF_WITH_GUI)
   # QtCharts depends on the Qt6OpenGL package, but Debian bookworm puts Qt6OpenGLConfig.cmake in

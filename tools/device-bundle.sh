@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs TileFilter programs built on a Debian 12 machine so they run on a GPU machine that has the
 # NVIDIA driver but none of their other libraries (no Qt, no OpenCV, no fonts): the programs, every
-# shared library they load except the C/C++ runtime and CUDA's driver, runtime and cuFFT libraries
+# shared library they load except the C/C++ runtime and CUDA's driver, runtime, cuFFT and nvJPEG libraries
 # (the GPU machine brings its own; TileFilter links the CUDA runtime statically anyway, and libcufft
 # alone is larger than the 64 MiB the device machines take), and — when a
 # program links Qt — Qt's offscreen platform plugin, its image-format plugins, the DejaVu fonts and
@@ -38,10 +38,11 @@ b=$work/bundle
 mkdir -p "$b/bin" "$b/lib"
 
 # Libraries the GPU machine provides itself: the C/C++ runtime (newer there), the NVIDIA driver and
-# CUDA's own libraries (libcufft from its toolkit, /usr/local/cuda/lib64: run.sh looks there).
-skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libcufft|libnvidia'
+# CUDA's own libraries (libcufft and libnvjpeg from its toolkit, /usr/local/cuda/lib64: run.sh looks there;
+# a build against .deps/nvjpeg, the gpu-bundle preset's TF_NVJPEG_ROOT, finds it through LD_LIBRARY_PATH here).
+skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libcufft|libnvjpeg|libnvidia'
 add_deps() {
-  ldd "$1" | awk '{print $3}' | grep -v -E "$skip" | while read -r lib; do
+  ldd "$1" | grep -v -E "$skip" | awk '$3 != "" {print $3}' | while read -r lib; do
     [ -f "$b/lib/$(basename "$lib")" ] || cp -L "$lib" "$b/lib/"
   done
 }

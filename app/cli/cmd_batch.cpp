@@ -44,6 +44,8 @@ struct BatchArgs {
   // Measured on two H200s (200 JPEGs of 12-24 Mpix, 2026-11-22): pinning each new buffer cost more
   // than the faster upload saved (9x9 Gaussian 4.8 s pinned, 3.3 s pageable, 3.1 s without a filter).
   std::string host_memory = "pageable";
+  std::string codec = "auto";
+  int gpu_codec_workers = 0;
   bool quiet = false;
 };
 
@@ -172,13 +174,23 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
                  d.mean_utilization >= 0 ? fmt::format(", utilization {:.0f}%", d.mean_utilization) : "");
     }
   }
-  double dec_mpix = 0, enc_mpix = 0;
-  int dec_n = 0, enc_n = 0;
+  double dec_mpix = 0, enc_mpix = 0, gpu_dec_mpix = 0;
+  int dec_n = 0, enc_n = 0, gpu_dec_n = 0, gpu_enc_n = 0, sent_back = 0;
+  double gpu_dec_s = 0, gpu_enc_s = 0;
   for (const auto& f : r.files) {
     const double m = static_cast<double>(f.width) * f.height / 1e6;
-    if (f.decode_s > 0) dec_mpix += m, ++dec_n;
-    if (f.encode_s > 0) enc_mpix += m, ++enc_n;
+    const bool gpu_dec = f.decoder.starts_with("nvjpeg"), gpu_enc = f.encoder.starts_with("nvjpeg");
+    sent_back += f.status == FileResult::Status::Ok && !f.codec_note.empty();
+    if (gpu_dec) gpu_dec_mpix += m, ++gpu_dec_n, gpu_dec_s += f.decode_s;
+    if (gpu_enc) ++gpu_enc_n, gpu_enc_s += f.encode_s;
+    if (f.decode_s > 0 && !gpu_dec) dec_mpix += m, ++dec_n;
+    if (f.encode_s > 0 && !gpu_enc) enc_mpix += m, ++enc_n;
   }
+  if (r.gpu_codec_lanes > 0)
+    fmt::print("GPU codec: {} files decoded ({:.1f} Mpix, {}), {} encoded ({}) by {} workers{}\n", gpu_dec_n,
+               gpu_dec_mpix, seconds(gpu_dec_s), gpu_enc_n, seconds(gpu_enc_s), r.gpu_codec_lanes,
+               sent_back ? fmt::format("; {} sent to the CPU codec (see the report's codec_note)", sent_back) : "");
+  else if (!r.codec_note.empty() && r.codec != "cpu") fmt::print("GPU codec: none ({})\n", r.codec_note);
   auto per_core = [](double mpix, double s) {
     return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string();
   };
@@ -186,13 +198,13 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
              r.decode_threads, per_core(dec_mpix, r.decode_cpu_s),
              codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
-               return f.decode_s > 0 ? f.decoder : none;
+               return f.decode_s > 0 && !f.decoder.starts_with("nvjpeg") ? f.decoder : none;
              }));
   fmt::print("encode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", enc_n, enc_mpix, seconds(r.encode_s),
              r.encode_threads, per_core(enc_mpix, r.encode_cpu_s),
              codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
-               return f.encode_s > 0 ? f.encoder : none;
+               return f.encode_s > 0 && !f.encoder.starts_with("nvjpeg") ? f.encoder : none;
              }));
   const std::size_t shown = 20;
   if (!r.skipped.empty()) {
@@ -226,6 +238,8 @@ void run(const BatchArgs& a) {
   // Pinned buffers speed uploads but cost a driver call to create; "pageable" leaves the staging
   // to each GPU lane's own pinned buffers, made once.
   o.allocator = a.host_memory == "pinned" ? tf::cuda::pinned_allocator() : nullptr;
+  o.codec = parse_codec_choice(a.codec);
+  o.gpu_codec_lanes = a.gpu_codec_workers;
   o.cancel = &g_cancel;
   o.abort = &g_abort;
 
@@ -331,6 +345,14 @@ void add_batch(CLI::App& app) {
          "--split-pixels", a->split_pixels,
          "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
       ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--codec", a->codec,
+                  "where JPEGs are decoded and encoded: auto (the GPUs' nvJPEG while they have room, else the CPU), "
+                  "cpu, or gpu (every JPEG the GPU codec takes)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu-codec-workers", a->gpu_codec_workers,
+                  fmt::format("GPU codec workers per GPU (default {})", kDefaultGpuCodecLanes))
+      ->check(CLI::Range(1, 32));
   cmd->add_flag("-q,--quiet", a->quiet, "print only errors");
   cmd->callback([a] {
     BatchArgs args = *a;

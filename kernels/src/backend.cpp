@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "cuda_device.hpp"
+#ifdef TF_HAVE_NVJPEG
+#include "jpeg/nvjpeg_lane.hpp"
+#endif
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/error.hpp"
 
@@ -85,7 +88,12 @@ void release_pinned(void* p) {
 
 }  // namespace
 
-void install_backend() { set_gpu_provider(discover); }
+void install_backend() {
+  set_gpu_provider(discover);
+#ifdef TF_HAVE_NVJPEG
+  set_gpu_jpeg_provider(make_nvjpeg_lane);
+#endif
+}
 
 std::string runtime_description() {
   int runtime = 0, driver = 0;

@@ -11,6 +11,7 @@
 #include "batch_fixture.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/cpu.hpp"
+#include "tilefilter/error.hpp"
 #include "tilefilter/scheduler.hpp"
 
 namespace fs = std::filesystem;
@@ -129,6 +130,44 @@ TEST(BatchPipeline, WholeAndSplitImagesGiveTheReferenceBits) {
   int retried = 0;
   for (const auto& f : faulty.files) retried += f.retried_tiles;
   EXPECT_GT(retried, 0);
+}
+
+// --codec: without a GPU codec (CPU devices, or a build without nvJPEG) auto keeps the CPU codecs
+// with a note, and gpu is refused before OUT_DIR is touched. The GPU suite covers the codec itself.
+TEST(BatchPipeline, CodecChoiceWithoutAGpuCodec) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  make_flat_folder(in, 4, 120, 90, test_seed(75));
+  BatchOptions o = cpu_options(in, dir / "auto", {kBatchFilter});
+  const BatchReport automatic = run_batch(o);
+  EXPECT_EQ(automatic.exit_code(), 0);
+  EXPECT_EQ(automatic.codec, "auto");
+  EXPECT_EQ(automatic.gpu_codec_lanes, 0);
+  EXPECT_NE(automatic.codec_note.find("JPEGs decoded on the CPU"), std::string::npos) << automatic.codec_note;
+  o.codec = CodecChoice::Cpu;
+  o.output_dir = dir / "cpu";
+  const BatchReport cpu = run_batch(o);
+  EXPECT_TRUE(cpu.codec_note.empty());
+  ASSERT_EQ(cpu.files.size(), automatic.files.size());
+  for (std::size_t i = 0; i < cpu.files.size(); ++i) {
+    EXPECT_EQ(read_bytes(cpu.files[i].output), read_bytes(automatic.files[i].output)) << cpu.files[i].output;
+    EXPECT_FALSE(automatic.files[i].decoder.starts_with("nvjpeg"));
+  }
+  const auto json = nlohmann::json::parse(batch_report_json(automatic));
+  EXPECT_EQ(json["codec"]["asked"], "auto");
+  EXPECT_EQ(json["codec"]["files_decoded_on_gpu"], 0);
+
+  o.codec = CodecChoice::Gpu;
+  o.output_dir = dir / "gpu";
+  try {
+    (void)run_batch(o);
+    ADD_FAILURE() << "--codec gpu ran without a GPU codec";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("--codec gpu"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "gpu"));
+  EXPECT_THROW((void)parse_codec_choice("fast"), Error);
 }
 
 TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {

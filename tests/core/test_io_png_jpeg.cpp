@@ -16,6 +16,7 @@
 
 #include "io/formats.hpp"
 #include "io/metadata.hpp"
+#include "jpeg_maker.hpp"
 #include "test_support.hpp"
 #include "tilefilter/codec.hpp"
 #include "tilefilter/error.hpp"
@@ -608,31 +609,10 @@ TEST(IoJpeg, RgbaIsWrittenAsRgb) {
 
 // A JPEG written with libjpeg itself: progressive (jpeg_simple_progression) or CMYK (YCCK + Adobe).
 std::vector<unsigned char> raw_jpeg(const ImageView& img, bool progressive, bool cmyk) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* out = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &out, &size);
-  c.image_width = static_cast<JDIMENSION>(img.width);
-  c.image_height = static_cast<JDIMENSION>(img.height);
-  c.input_components = img.format.channels;
-  c.in_color_space = cmyk ? JCS_CMYK : img.format.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  jpeg_set_defaults(&c);
-  if (cmyk) jpeg_set_colorspace(&c, JCS_YCCK);
-  jpeg_set_quality(&c, 90, TRUE);
-  if (progressive) jpeg_simple_progression(&c);
-  jpeg_start_compress(&c, TRUE);
-  for (int y = 0; y < img.height; ++y) {
-    JSAMPROW row = reinterpret_cast<JSAMPROW>(img.row(y));
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::vector<unsigned char> bytes(out, out + size);
-  std::free(out);
-  return bytes;
+  test::JpegShape shape;
+  shape.progressive = progressive;
+  shape.cmyk = cmyk;
+  return test::libjpeg_encode(img, shape);
 }
 
 TEST(IoJpeg, ProgressiveIsReadable) {
@@ -723,6 +703,76 @@ TEST(IoMetadata, OrientationWithoutExifIsWrittenAndChangedOnes) {
     EXPECT_EQ(io::exif_orientation(info.metadata.exif), 1) << path;
     EXPECT_EQ(io::exif_ifd0_text(info.metadata.exif).artist, "A. Artist") << path;
   }
+}
+#endif
+#endif
+
+#ifdef TF_HAVE_LIBJPEG
+// The GPU codec's two CPU helpers: the header probe that routes a JPEG, and the metadata that is
+// written into the GPU encoder's stream.
+TEST(IoJpeg, StreamInfoReadsTheHeaderOnly) {
+  const Image rgb = make_test_image(203, 97, Format{PixelType::U8, 3}, test::test_seed(81));
+  const Image gray = make_test_image(61, 40, Format{PixelType::U8, 1}, test::test_seed(82));
+  test::JpegShape progressive;
+  progressive.progressive = true;
+  struct Case {
+    std::vector<unsigned char> bytes;
+    int w, h, components;
+    bool progressive, gray;
+  } cases[] = {{test::libjpeg_encode(rgb.view()), 203, 97, 3, false, false},
+               {test::libjpeg_encode(rgb.view(), progressive), 203, 97, 3, true, false},
+               {test::libjpeg_encode(gray.view()), 61, 40, 1, false, true}};
+  for (const auto& c : cases) {
+    const JpegStreamInfo info = jpeg_stream_info(c.bytes, "case.jpg");
+    EXPECT_EQ(info.width, c.w);
+    EXPECT_EQ(info.height, c.h);
+    EXPECT_EQ(info.components, c.components);
+    EXPECT_EQ(info.progressive, c.progressive);
+    EXPECT_EQ(info.gray, c.gray);
+    EXPECT_FALSE(info.cmyk);
+    EXPECT_EQ(info.precision, 8);
+  }
+  const std::vector<unsigned char> garbage(100, 0x42);
+  try {
+    (void)jpeg_stream_info(garbage, "garbage.jpg");
+    ADD_FAILURE() << "garbage was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Decode);
+    EXPECT_NE(std::string(e.what()).find("garbage.jpg"), std::string::npos) << e.what();
+  }
+}
+
+#ifdef TF_HAVE_LIBEXIF
+TEST(IoJpeg, MetadataWrittenIntoAnotherEncodersStream) {
+  test::TempDir dir;
+  const Image src = make_test_image(120, 80, Format{PixelType::U8, 3}, test::test_seed(83));
+  const std::vector<unsigned char> bare = test::libjpeg_encode(src.view());  // JFIF APP0, no metadata
+  Metadata md = test_metadata();
+  // An ICC profile past one marker's 65519 bytes goes in numbered chunks.
+  Metadata large = md;
+  large.icc.resize(150000);
+  for (std::size_t i = 196; i < large.icc.size(); ++i) large.icc[i] = static_cast<unsigned char>(i * 7);
+  const std::uint32_t size = static_cast<std::uint32_t>(large.icc.size());
+  for (int k = 0; k < 4; ++k) large.icc[k] = static_cast<unsigned char>(size >> (24 - 8 * k));
+  for (const Metadata* m : {&md, &large}) {
+    const auto bytes = jpeg_with_metadata(bare, *m);
+    const std::string path = dir / "spliced.jpg";
+    write_bytes(path, bytes);
+    ImageInfo info;
+    const Image pixels = read_with(io::jpeg_codec(), path, 7, &info);
+    EXPECT_EQ(info.metadata.orientation, 6);
+    EXPECT_EQ(io::exif_ifd0_text(info.metadata.exif).artist, "A. Artist");
+    EXPECT_EQ(info.metadata.xmp, kXmp);
+    EXPECT_EQ(info.metadata.icc, m->icc);
+    // The pixels are the stream's own.
+    write_bytes(dir / "bare.jpg", bare);
+    EXPECT_EQ(test::compare(pixels.view(), read_with(io::jpeg_codec(), dir / "bare.jpg").view()).max_abs, 0.0);
+    EXPECT_EQ(jpeg_stream_info(bytes, path).metadata.xmp, kXmp);
+  }
+  // Nothing to add: the stream is unchanged; not a JPEG: refused.
+  EXPECT_EQ(jpeg_with_metadata(bare, Metadata{}), bare);
+  const std::vector<unsigned char> png_head = {0x89, 'P', 'N', 'G', 0, 0};
+  EXPECT_THROW((void)jpeg_with_metadata(png_head, md), Error);
 }
 #endif
 #endif

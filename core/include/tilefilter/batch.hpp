@@ -10,6 +10,7 @@
 
 #include "tilefilter/codec.hpp"
 #include "tilefilter/device.hpp"
+#include "tilefilter/gpu_jpeg.hpp"
 #include "tilefilter/scheduler.hpp"
 #include "tilefilter/telemetry.hpp"
 
@@ -36,6 +37,10 @@ struct BatchOptions {
   // Where decoded pixels live (the CLI passes tf::cuda::pinned_allocator()); used only when a GPU is
   // among the devices. Buffers are recycled through a pool bounded by max_inflight_bytes.
   const PixelAllocator* allocator = nullptr;
+  // Where JPEGs are decoded and encoded (`--codec`): on the GPUs' codecs (gpu_jpeg.hpp) when this
+  // build has one and the devices include a GPU, else by the CPU codec threads.
+  CodecChoice codec = CodecChoice::Auto;
+  int gpu_codec_lanes = 0;                                    // GPU codec workers per GPU; 0 = kDefaultGpuCodecLanes
   std::function<void(const struct BatchProgress&)> progress;  // any thread
   // Stop taking new files; the files in flight are finished.
   const std::atomic<bool>* cancel = nullptr;
@@ -60,7 +65,8 @@ struct FileResult {
   std::size_t input_bytes = 0, output_bytes = 0;
   double decode_s = 0, filter_s = 0, encode_s = 0;
   double decode_cpu_s = 0, encode_cpu_s = 0;  // CPU time of the codec thread: per-core codec speed
-  std::string decoder, encoder;               // "stb", "opencv"
+  std::string decoder, encoder;               // "libjpeg", "nvjpeg-hardware", "nvjpeg"
+  std::string codec_note;                     // why a JPEG meant for a GPU codec went to the CPU
   std::string device;                         // "cpu0", or "gpu0+gpu1" when the image was split
   int tiles = 0;
   int retried_tiles = 0;  // tile attempts that failed on a device and were retried
@@ -89,6 +95,9 @@ struct BatchReport {
   std::vector<int> images_per_device;             // whole images; a split image counts for every device it used
   std::vector<StageRecord> records;               // decode/encode (device -1) and device stages, one clock
   std::string device_note;                        // e.g. "no GPU ...; using 16 CPU workers"
+  std::string codec;                              // "auto", "cpu" or "gpu", as asked
+  int gpu_codec_lanes = 0;                        // GPU codec workers, all GPUs together
+  std::string codec_note;                         // why there are none, when a GPU codec was asked for
   std::vector<std::string> notes;                 // e.g. stale temporary files removed
   double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
   double decode_cpu_s = 0, encode_cpu_s = 0;      // the same in CPU time
@@ -120,8 +129,11 @@ struct BatchPlan {
 };
 BatchPlan plan_batch(const BatchOptions& options);
 
+// GPU codec workers per GPU when BatchOptions::gpu_codec_lanes is 0.
+inline constexpr int kDefaultGpuCodecLanes = 4;
+
 // Throws tf::Error for problems with the job itself (missing input folder, OUT_DIR inside IN_DIR,
-// bad filter); problems with single files end up in the report.
+// bad filter, `--codec gpu` without a GPU codec); problems with single files end up in the report.
 BatchReport run_batch(const BatchOptions& options);
 std::string batch_report_json(const BatchReport& report);
 

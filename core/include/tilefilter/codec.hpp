@@ -48,6 +48,20 @@ Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> 
                        const Limits& limits = {}, const PixelAllocator& alloc = default_allocator());
 std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality);
 
+// A JPEG stream's header (libjpeg; no pixel is decoded): for choosing a decoder. Throws tf::Error
+// (Decode) naming `name` when the bytes hold no readable JPEG header.
+struct JpegStreamInfo {
+  int width = 0, height = 0, components = 0, precision = 8;
+  bool progressive = false, cmyk = false, gray = false;
+  Metadata metadata;  // EXIF, XMP and ICC, as the JPEG reader finds them
+};
+JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std::string& name);
+
+// A JPEG stream from another encoder (the GPU's) with `metadata` written into it as this program's
+// JPEG writer writes it: EXIF and XMP in APP1, the ICC profile in APP2, after the start-of-image
+// marker and a JFIF APP0 that follows it. Throws tf::Error (Decode) when `jpeg` is no JPEG stream.
+std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata);
+
 // A fresh temporary name beside `path` (same directory, hidden, unique per process and call).
 std::string temporary_name_for(const std::string& path);
 

@@ -83,6 +83,14 @@ template <class T> class BoundedQueue {
     items_.push_back(std::move(item));
     not_empty_.notify_one();
   }
+  // push() without waiting: false (and `item` untouched) when the queue is full.
+  bool try_push(T& item) {
+    std::lock_guard lock(mutex_);
+    if (items_.size() >= capacity_ && !closed_) return false;
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+    return true;
+  }
   std::optional<T> pop() {
     std::unique_lock lock(mutex_);
     not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });

@@ -18,6 +18,8 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
   out.skipped = std::move(first.skipped);  // the walk is rank 0's; the others ran the same plan
   out.notes = std::move(first.notes);
   out.device_note = first.device_note;
+  out.codec = first.codec;
+  out.codec_note = first.codec_note;
   out.files = first.files;
   out.wall_s = wall_s;
   for (std::size_t r = 0; r < per_rank.size(); ++r) {
@@ -63,6 +65,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
     out.encode_cpu_s += part.encode_cpu_s;
     out.megapixels += part.megapixels;
     out.decode_threads += part.decode_threads;
+    out.gpu_codec_lanes += part.gpu_codec_lanes;
     out.encode_threads += part.encode_threads;
     out.max_inflight_bytes += part.max_inflight_bytes;
     out.peak_inflight_bytes += part.peak_inflight_bytes;

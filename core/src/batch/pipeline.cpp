@@ -2,12 +2,16 @@
 // bounded by a byte budget taken when a file's pixels are allocated (its source and, when a filter
 // follows, its result), so decoders wait while the devices or the encoders are behind.
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "../io/codec_checks.hpp"
 #include "batch_internal.hpp"
 #include "tilefilter/error.hpp"
 
@@ -45,13 +49,49 @@ struct Work {
   int index = -1;
   Image src, dst;
   ImageInfo info;  // metadata and stored channels, carried to the output
-  Charge charge;   // budget for src and dst
+  Charge charge;   // budget for src and dst, or for the bytes
+  // The GPU codec's path: the file's compressed bytes on the way in, and the output's JPEG stream
+  // (metadata included) on the way out when `encoded`.
+  std::vector<unsigned char> bytes;
+  bool encoded = false;
+};
+
+bool is_jpeg_path(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".jpg" || ext == ".jpeg";
+}
+
+std::vector<unsigned char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open", path));
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
+  return bytes;
+}
+
+constexpr std::array<unsigned char, 2> kEoi = {0xFF, 0xD9};
+
+// Why the GPU codec cannot take a stream with this header ("" when it can).
+std::string gpu_codec_refuses(const JpegStreamInfo& h) {
+  if (h.progressive) return "progressive JPEG";
+  if (h.precision != 8) return fmt::format("{}-bit JPEG", h.precision);
+  if (h.cmyk) return "CMYK JPEG";
+  if (h.components != 1 && h.components != 3) return fmt::format("JPEG of {} components", h.components);
+  return {};
+}
+
+// One GPU codec worker: its lane and the index of its GPU among the batch's devices.
+struct GpuCodecWorker {
+  std::unique_ptr<GpuJpegLane> lane;
+  int device = 0;
 };
 
 class BatchRun {
  public:
   BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::vector<DevicePtr> devices, std::size_t budget,
-           const PixelAllocator& base, BatchWorkSource* source)
+           const PixelAllocator& base, BatchWorkSource* source, std::vector<GpuCodecWorker> gpu_workers)
       : opt_(opt),
         source_(source),
         plan_(std::move(plan)),
@@ -61,6 +101,8 @@ class BatchRun {
         pool_(base, budget + budget / 4),
         to_filter_(2 * devices_.size() + 2),
         to_encode_(static_cast<std::size_t>(encode_threads()) + 2),
+        gpu_workers_(std::move(gpu_workers)),
+        to_gpu_(gpu_workers_.size() + 1),
         out_root_(fs::weakly_canonical(fs::absolute(opt.output_dir)).string()) {
     const std::size_t n = plan_.items.size();
     results_.resize(n);
@@ -85,10 +127,14 @@ class BatchRun {
     for (int e = 0; e < encode_threads(); ++e) encoders.emplace_back([this, e] { encode_loop(e); });
     if (!chain_.empty())
       for (int d = 0; d < static_cast<int>(devices_.size()); ++d) filters.emplace_back([this, d] { filter_loop(d); });
+    std::vector<std::thread> gpu_codecs;
+    for (std::size_t g = 0; g < gpu_workers_.size(); ++g) gpu_codecs.emplace_back([this, g] { gpu_loop(g); });
     for (int t = 0; t < decode_threads(); ++t) decoders.emplace_back([this, t] { decode_loop(t); });
     std::thread sampler([this] { sample_loop(); });
 
     for (auto& t : decoders) t.join();
+    to_gpu_.close();
+    for (auto& t : gpu_codecs) t.join();
     decoders_done_ = true;
     if (!chain_.empty()) {
       to_filter_.close();
@@ -112,8 +158,9 @@ class BatchRun {
         results_[i].reason = "not started: the batch was interrupted";
       }
     for (const auto& r : results_) {
-      report.decode_s += r.decode_s;
-      report.encode_s += r.encode_s;
+      // The codec threads' totals: a GPU codec's times are its own (FileResult, records).
+      if (!r.decoder.starts_with("nvjpeg")) report.decode_s += r.decode_s;
+      if (!r.encoder.starts_with("nvjpeg")) report.encode_s += r.encode_s;
       report.decode_cpu_s += r.decode_cpu_s;
       report.encode_cpu_s += r.encode_cpu_s;
       if (r.status == Status::Ok) report.megapixels += static_cast<double>(r.width) * r.height / 1e6;
@@ -168,41 +215,215 @@ class BatchRun {
       return finish(i, Status::Resumed);
     }
     started(i);
+    if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane)) return;
     Work w;
     w.index = i;
+    if (!decode_on_cpu(i, lane, w)) return;
+    waiting(i);
+    if (chain_.empty()) to_encode_.push(std::move(w));
+    else to_filter_.push(std::move(w));
+  }
+
+  // Decodes file i on this thread into w.src (budget taken for it and, with a filter, its result);
+  // false when the file failed or was discarded (already reported).
+  bool decode_on_cpu(int i, int lane, Work& w) {
+    const BatchItem& item = plan_.items[i];
+    FileResult& r = results_[i];
     w.charge = Charge(&budget_, 0);
     // The budget is taken when the decoder knows the size, before the pixels exist; with a filter
     // it covers the result image too, so later stages never wait for memory (no deadlock).
     const std::size_t factor = chain_.empty() ? 1 : 2;
-    const PixelAllocator alloc{[&](std::size_t bytes) -> void* {
-                                 if (!budget_.acquire(bytes * factor, [this] { return aborting(); }))
-                                   throw Error(ErrorKind::Cancelled, "cancelled");
-                                 w.charge.add(bytes * factor);
-                                 return pool_.allocate(bytes);
-                               },
-                               [this](void* p) { pool_.release(p); }};
+    const PixelAllocator alloc = budget_allocator(w.charge, factor);
     const double t0 = tel_.now(), c0 = thread_cpu_s();
     try {
       w.src = decode_file(item.input, opt_.limits, alloc, &w.info);
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Cancelled) return discard(i);
-      return fail(i, e.what());
+      if (e.kind() == ErrorKind::Cancelled) return discard(i), false;
+      return fail(i, e.what()), false;
     } catch (const std::exception& e) {
-      return fail(i, fmt::format("{}: {}", item.input, e.what()));
+      return fail(i, fmt::format("{}: {}", item.input, e.what())), false;
     }
     const double t1 = tel_.now();
     r.decode_s = t1 - t0;
     r.decode_cpu_s = thread_cpu_s() - c0;
+    r.decoder = codec_for(item.input);
     r.width = w.src.width();
     r.height = w.src.height();
     r.format = to_string(w.src.format());
     tel_.add({-1, lane, StageKind::Decode, i, t0, t1, w.src.size_bytes()});
     std::string why;
-    if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why));
+    if (!can_encode(item.output, w.src.format(), &why)) return fail(i, fmt::format("{}: {}", item.output, why)), false;
     r.encoder = encoder_for(item.output, w.src.format());
+    return true;
+  }
+
+  // Pixel memory from the pool, charged to the budget (`factor` times: room for the result too).
+  PixelAllocator budget_allocator(Charge& charge, std::size_t factor) {
+    return {[this, &charge, factor](std::size_t bytes) -> void* {
+              if (!budget_.acquire(bytes * factor, [this] { return aborting(); }))
+                throw Error(ErrorKind::Cancelled, "cancelled");
+              charge.add(bytes * factor);
+              return pool_.allocate(bytes);
+            },
+            [this](void* p) { pool_.release(p); }};
+  }
+
+  // A JPEG for the GPU codecs: its bytes and header are read here, and it is queued for them
+  // (with --codec auto only while they have room; otherwise this thread decodes it on the CPU).
+  // False when this thread should decode it on the CPU after all.
+  bool send_to_gpu(int i, int lane) {
+    const BatchItem& item = plan_.items[i];
+    FileResult& r = results_[i];
+    const double t0 = tel_.now(), c0 = thread_cpu_s();
+    Work w;
+    w.index = i;
+    JpegStreamInfo header;
+    try {
+      w.bytes = read_bytes(item.input);
+      header = jpeg_stream_info(w.bytes, item.input);
+    } catch (const std::exception& e) {
+      r.codec_note = fmt::format("not for the GPU codec: {}", e.what());
+      return false;  // the CPU decoder says what is wrong, as for any file
+    }
+    // A stream cut short is left to the CPU decoder, which names it (a GPU decoder may not notice).
+    const bool ends = w.bytes.size() >= 4 && std::search(w.bytes.end() - std::min<std::ptrdiff_t>(64, w.bytes.size()),
+                                                         w.bytes.end(), kEoi.begin(), kEoi.end()) != w.bytes.end();
+    if (!ends) {
+      r.codec_note = "no end-of-image marker: decoded on the CPU";
+      return false;
+    }
+    if (std::string why = gpu_codec_refuses(header); !why.empty()) {
+      r.codec_note = fmt::format("{}: decoded on the CPU", why);
+      return false;
+    }
+    const Format format{PixelType::U8, header.gray ? 1 : 3};
+    std::string why;
+    if (!can_encode(item.output, format, &why)) return false;  // the CPU path reports it
+    try {
+      codec_checks::check_pixel_limit(item.input, header.width, header.height, opt_.limits);
+    } catch (const Error&) {
+      return false;  // likewise
+    }
+    // Budget: the bytes, and what comes back (a JPEG stream of about their size, or the pixels).
+    const bool jpeg_out = is_jpeg_path(item.output);
+    const std::size_t back =
+        jpeg_out ? w.bytes.size() : static_cast<std::size_t>(header.width) * header.height * format.pixel_bytes();
+    if (!budget_.acquire(w.bytes.size() + back, [this] { return aborting(); })) return discard(i), true;
+    w.charge = Charge(&budget_, w.bytes.size() + back);
+    w.info.metadata = std::move(header.metadata);
+    w.info.stored_channels = format.channels;
+    r.width = header.width;
+    r.height = header.height;
+    r.format = to_string(format);
+    r.decode_cpu_s = thread_cpu_s() - c0;
+    tel_.add({-1, lane, StageKind::Decode, i, t0, tel_.now(), w.bytes.size()});
     waiting(i);
-    if (chain_.empty()) to_encode_.push(std::move(w));
-    else to_filter_.push(std::move(w));
+    if (opt_.codec == CodecChoice::Gpu) {
+      to_gpu_.push(std::move(w));
+      return true;
+    }
+    return to_gpu_.try_push(w);  // full: the charge is given back as w goes out of scope
+  }
+
+  // ---- GPU codecs: a few workers per GPU, each decodes, filters and encodes whole files ----
+  void gpu_loop(std::size_t g) {
+    GpuCodecWorker& worker = gpu_workers_[g];
+    const int d = worker.device;
+    const int lane_no = static_cast<int>(g);
+    while (auto w = to_gpu_.pop()) {
+      const int i = w->index;
+      started(i);
+      if (aborting()) {
+        discard(i);
+        continue;
+      }
+      const BatchItem& item = plan_.items[i];
+      FileResult& r = results_[i];
+      GpuJpegJob job;
+      job.jpeg = w->bytes;
+      job.name = item.input;
+      job.chain = &chain_;
+      job.border = opt_.job.border;
+      job.encode = is_jpeg_path(item.output);
+      job.quality = opt_.quality;
+      const PixelAllocator alloc = budget_allocator(w->charge, 1);
+      job.allocator = &alloc;
+      const double t0 = tel_.now();
+      GpuJpegResult out;
+      try {
+        out = worker.lane->run(job);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Cancelled) {
+          discard(i);
+          continue;
+        }
+        r.codec_note = fmt::format("GPU codec failed ({}): decoded on the CPU", e.what());
+        on_cpu_after_gpu(std::move(*w), d);
+        continue;
+      }
+      const double t3 = tel_.now(), t2 = t3 - out.encode_s, t1 = t2 - out.filter_s;
+      tel_.add({d, lane_no, StageKind::Decode, i, std::max(t0, t1 - out.decode_s), t1, w->bytes.size()});
+      if (!chain_.empty()) tel_.add({d, lane_no, StageKind::Kernel, i, t1, t2, 0});
+      tel_.add({d, lane_no, StageKind::Encode, i, t2, t3, out.jpeg.size()});
+      r.decode_s = out.decode_s;
+      r.filter_s = out.filter_s;
+      r.encode_s = out.encode_s;
+      r.decoder = out.decoder;
+      r.encoder = out.encoder.empty() ? encoder_for(item.output, out.format) : out.encoder;
+      r.tiles = 1;
+      {
+        std::lock_guard lock(progress_mutex_);
+        ++images_per_device_[d];
+        r.device = devices_[d]->info().id;
+      }
+      w->bytes.clear();
+      w->bytes.shrink_to_fit();
+      if (job.encode) {
+        try {
+          w->bytes = jpeg_with_metadata(out.jpeg, opt_.strip ? Metadata{} : w->info.metadata);
+        } catch (const std::exception& e) {
+          fail(i, fmt::format("{}: {}", item.output, e.what()));
+          continue;
+        }
+        w->encoded = true;
+      } else if (chain_.empty()) {
+        w->src = std::move(out.pixels);
+      } else {
+        w->dst = std::move(out.pixels);
+      }
+      waiting(i);
+      to_encode_.push(std::move(*w));
+    }
+  }
+
+  // A file the GPU codec could not take: decoded here on the CPU and filtered on this worker's GPU
+  // through the Device path.
+  void on_cpu_after_gpu(Work w, int d) {
+    const int i = w.index;
+    w.bytes = {};
+    w.charge = Charge();
+    if (!decode_on_cpu(i, 0, w)) return;
+    if (!chain_.empty()) {
+      JobOptions job = opt_.job;
+      job.cancel = opt_.abort;
+      job.progress = nullptr;
+      const double t0 = tel_.now();
+      try {
+        w.dst = Image(w.src.width(), w.src.height(), w.src.format(), pool_.allocator());
+        const JobReport rep = run_filter(w.src.view(), w.dst.view(), chain_, {devices_[d]}, job);
+        record(i, rep, false, d, t0);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Cancelled) return discard(i);
+        return fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+      } catch (const std::exception& e) {
+        return fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+      }
+      const std::size_t src_bytes = w.src.size_bytes();
+      w.src = Image();
+      w.charge.release(src_bytes);
+    }
+    waiting(i);
+    to_encode_.push(std::move(w));
   }
 
   // ---- filter: one worker per device ----
@@ -322,9 +543,10 @@ class BatchRun {
         eo.quality = opt_.quality;
         eo.strip = opt_.strip;
         eo.gray_alpha = w->info.stored_channels == 2;
-        encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata);
+        if (w->encoded) write_file_atomically(out, w->bytes);
+        else encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata);
         const double t1 = tel_.now();
-        r.encode_s = t1 - t0;
+        if (!w->encoded) r.encode_s = t1 - t0;  // else the GPU's encode time, from its events
         r.encode_cpu_s = thread_cpu_s() - c0;
         std::error_code ec;
         r.output_bytes = static_cast<std::size_t>(fs::file_size(out, ec));
@@ -431,6 +653,8 @@ class BatchRun {
   MemoryBudget budget_;
   BufferPool pool_;  // declared before anything holding images, so it outlives them
   BoundedQueue<Work> to_filter_, to_encode_;
+  std::vector<GpuCodecWorker> gpu_workers_;
+  BoundedQueue<Work> to_gpu_;
   const std::string out_root_;
   std::vector<FileResult> results_;
   std::vector<char> finished_;
@@ -491,7 +715,30 @@ DeviceSelection batch_devices(const BatchOptions& options) {
   return select_devices(options.devices, options.device_memory);
 }
 
-BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source, DeviceSelection selection) {
+// The GPU codec workers for this batch: kDefaultGpuCodecLanes (or options.gpu_codec_lanes) per GPU
+// among `devices`, none for --codec cpu or in a build without nvJPEG. `note` says why there are none.
+std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const std::vector<DevicePtr>& devices,
+                                              std::string* note) {
+  std::vector<GpuCodecWorker> workers;
+  if (options.codec == CodecChoice::Cpu) return workers;
+  const int per_gpu = options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : kDefaultGpuCodecLanes;
+  std::string why = "no GPU among the devices";
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d]->info().kind != DeviceKind::Cuda) continue;
+    for (int k = 0; k < per_gpu; ++k) {
+      auto lane = make_gpu_jpeg_lane(*devices[d], &why);
+      if (!lane) break;
+      workers.push_back({std::move(lane), static_cast<int>(d)});
+    }
+  }
+  if (workers.empty()) *note = fmt::format("JPEGs decoded on the CPU: {}", why);
+  if (workers.empty() && options.codec == CodecChoice::Gpu)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("--codec gpu: {}", why));
+  return workers;
+}
+
+BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source, DeviceSelection selection,
+                   std::vector<GpuCodecWorker> gpu_workers, std::string codec_note) {
   const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
   const std::vector<DevicePtr>& devices = selection.devices;
   const bool any_gpu = std::any_of(devices.begin(), devices.end(),
@@ -501,25 +748,35 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
       any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
-  BatchRun run(options, std::move(plan), chain, devices, budget, base, source);
+  const int lanes = static_cast<int>(gpu_workers.size());
+  BatchRun run(options, std::move(plan), chain, devices, budget, base, source, std::move(gpu_workers));
   BatchReport report = run.run();
   report.input_dir = options.input_dir;
   report.output_dir = options.output_dir;
   report.filters = options.filters;
   report.device_note = std::move(selection.note);
+  report.codec = to_string(options.codec);
+  report.gpu_codec_lanes = lanes;
+  report.codec_note = std::move(codec_note);
   return report;
 }
 
 }  // namespace
 
 BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source) {
-  return run_on(options, std::move(plan), source, batch_devices(options));
+  DeviceSelection selection = batch_devices(options);
+  std::string note;
+  auto workers = gpu_codec_workers(options, selection.devices, &note);
+  return run_on(options, std::move(plan), source, std::move(selection), std::move(workers), std::move(note));
 }
 
 BatchReport run_batch(const BatchOptions& options) {
   if (!options.filters.empty()) (void)parse_chain(options.filters);
-  DeviceSelection selection = batch_devices(options);  // a bad --devices fails before OUT_DIR is touched
-  return run_on(options, prepare_batch(options), nullptr, std::move(selection));
+  // A bad --devices or --codec gpu without a GPU codec fails before OUT_DIR is touched.
+  DeviceSelection selection = batch_devices(options);
+  std::string note;
+  auto workers = gpu_codec_workers(options, selection.devices, &note);
+  return run_on(options, prepare_batch(options), nullptr, std::move(selection), std::move(workers), std::move(note));
 }
 
 }  // namespace tf

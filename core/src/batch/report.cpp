@@ -31,6 +31,24 @@ int BatchReport::exit_code() const {
 }
 
 namespace {
+// Where JPEGs were decoded and encoded: as asked, the GPU codec workers, and how many files each did.
+nlohmann::ordered_json codec_summary(const BatchReport& r) {
+  int gpu_decoded = 0, gpu_encoded = 0, sent_back = 0;
+  for (const auto& f : r.files) {
+    if (f.status != FileResult::Status::Ok) continue;
+    gpu_decoded += f.decoder.starts_with("nvjpeg");
+    gpu_encoded += f.encoder.starts_with("nvjpeg");
+    sent_back += !f.codec_note.empty();
+  }
+  nlohmann::ordered_json j{{"asked", r.codec},
+                           {"gpu_workers", r.gpu_codec_lanes},
+                           {"files_decoded_on_gpu", gpu_decoded},
+                           {"files_encoded_on_gpu", gpu_encoded},
+                           {"files_sent_to_cpu", sent_back}};
+  if (!r.codec_note.empty()) j["note"] = r.codec_note;
+  return j;
+}
+
 // Decode or encode totals; per_core is megapixels per CPU-second of the codec threads.
 nlohmann::ordered_json codec_totals(int threads, double thread_s, double cpu_s, double megapixels) {
   return {{"threads", threads},
@@ -64,6 +82,7 @@ std::string batch_report_json(const BatchReport& r) {
               {"tiles", f.tiles},
               {"retried_tiles", f.retried_tiles}};
     if (!f.reason.empty()) j["reason"] = f.reason;
+    if (!f.codec_note.empty()) j["codec_note"] = f.codec_note;
     if (!r.ranks.empty()) j["rank"] = f.rank;
     files.push_back(std::move(j));
   }
@@ -113,6 +132,7 @@ std::string batch_report_json(const BatchReport& r) {
         {"skipped", r.skipped.size()}}},
       {"decode", codec_totals(r.decode_threads, r.decode_s, r.decode_cpu_s, decoded_mpix)},
       {"encode", codec_totals(r.encode_threads, r.encode_s, r.encode_cpu_s, encoded_mpix)},
+      {"codec", codec_summary(r)},
       {"max_inflight_bytes", r.max_inflight_bytes},
       {"peak_inflight_bytes", r.peak_inflight_bytes},
       {"device_note", r.device_note},

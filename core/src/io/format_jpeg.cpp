@@ -173,6 +173,49 @@ struct JpegWriteState {
   }
 };
 
+// EXIF and XMP (APP1) and the ICC profile (APP2 chunks) of a header read with those markers saved.
+// False when libjpeg reported an error.
+bool read_jpeg_metadata(JpegError& err, j_decompress_ptr cinfo, Metadata& m) {
+  for (jpeg_saved_marker_ptr p = cinfo->marker_list; p; p = p->next) {
+    if (p->marker != JPEG_APP0 + 1) continue;
+    if (m.exif.empty() && starts_with(p, kExifApp1Prefix, sizeof kExifApp1Prefix))
+      m.exif.assign(p->data + sizeof kExifApp1Prefix, p->data + p->data_length);
+    else if (m.xmp.empty() && starts_with(p, kXmpPrefix, kXmpPrefixSize))
+      m.xmp.assign(reinterpret_cast<const char*>(p->data) + kXmpPrefixSize, p->data_length - kXmpPrefixSize);
+  }
+  if (!m.exif.empty()) m.orientation = exif_orientation(m.exif);
+  JOCTET* icc = nullptr;
+  unsigned int icc_size = 0;
+  boolean found = FALSE;
+  if (!jpeg_ok(err, [&] { found = jpeg_read_icc_profile(cinfo, &icc, &icc_size); })) return false;
+  if (icc) {
+    if (found && icc_size > 0) m.icc.assign(icc, icc + icc_size);
+    std::free(icc);
+  }
+  return true;
+}
+
+// The APP1 payloads (prefix + block) this program writes for `metadata`, and the ICC profile for
+// APP2; a block too large for one marker is left out (no extended XMP).
+struct JpegMarkers {
+  std::vector<unsigned char> exif, xmp, icc;
+};
+JpegMarkers jpeg_markers(const Metadata& metadata) {
+  JpegMarkers m;
+  std::vector<unsigned char> exif = metadata.exif;
+  if (exif_orientation(exif) != metadata.orientation) exif = exif_with_orientation(exif, metadata.orientation);
+  if (!exif.empty() && exif.size() + sizeof kExifApp1Prefix <= kMaxMarkerData) {
+    m.exif.assign(kExifApp1Prefix, kExifApp1Prefix + sizeof kExifApp1Prefix);
+    m.exif.insert(m.exif.end(), exif.begin(), exif.end());
+  }
+  if (!metadata.xmp.empty() && metadata.xmp.size() + kXmpPrefixSize <= kMaxMarkerData) {
+    m.xmp.assign(kXmpPrefix, kXmpPrefix + kXmpPrefixSize);
+    m.xmp.insert(m.xmp.end(), metadata.xmp.begin(), metadata.xmp.end());
+  }
+  m.icc = metadata.icc;
+  return m;
+}
+
 class JpegReader final : public ImageReader {
  public:
   // `scale` (1, 2, 4 or 8): libjpeg's DCT scaling, the image 1/scale a side (rounded up); the
@@ -300,24 +343,7 @@ class JpegReader final : public ImageReader {
   }
 
   void read_metadata() {
-    Metadata& m = info_.metadata;
-    for (jpeg_saved_marker_ptr p = state_.cinfo.marker_list; p; p = p->next) {
-      if (p->marker != JPEG_APP0 + 1) continue;
-      if (m.exif.empty() && starts_with(p, kExifApp1Prefix, sizeof kExifApp1Prefix))
-        m.exif.assign(p->data + sizeof kExifApp1Prefix, p->data + p->data_length);
-      else if (m.xmp.empty() && starts_with(p, kXmpPrefix, kXmpPrefixSize))
-        m.xmp.assign(reinterpret_cast<const char*>(p->data) + kXmpPrefixSize, p->data_length - kXmpPrefixSize);
-    }
-    if (!m.exif.empty()) m.orientation = exif_orientation(m.exif);
-    JOCTET* icc = nullptr;
-    unsigned int icc_size = 0;
-    j_decompress_ptr cinfo = &state_.cinfo;
-    boolean found = FALSE;
-    if (!jpeg_ok(state_.err, [&] { found = jpeg_read_icc_profile(cinfo, &icc, &icc_size); })) fail();
-    if (icc) {
-      if (found && icc_size > 0) m.icc.assign(icc, icc + icc_size);
-      std::free(icc);
-    }
+    if (!read_jpeg_metadata(state_.err, &state_.cinfo, info_.metadata)) fail();
   }
 
   std::string path_;
@@ -342,21 +368,8 @@ class JpegWriter final : public ImageWriter {
       throw Error(ErrorKind::InvalidArgument, fmt::format("{}: JPEG holds up to {} pixels a side, not {}x{}", path,
                                                           JPEG_MAX_DIMENSION, width, height));
 
-    // Metadata, prepared here; a block too large for one marker is left out (no extended XMP).
-    std::vector<unsigned char> exif_marker, xmp_marker, icc;
-    if (!options.strip) {
-      std::vector<unsigned char> exif = metadata.exif;
-      if (exif_orientation(exif) != metadata.orientation) exif = exif_with_orientation(exif, metadata.orientation);
-      if (!exif.empty() && exif.size() + sizeof kExifApp1Prefix <= kMaxMarkerData) {
-        exif_marker.assign(kExifApp1Prefix, kExifApp1Prefix + sizeof kExifApp1Prefix);
-        exif_marker.insert(exif_marker.end(), exif.begin(), exif.end());
-      }
-      if (!metadata.xmp.empty() && metadata.xmp.size() + kXmpPrefixSize <= kMaxMarkerData) {
-        xmp_marker.assign(kXmpPrefix, kXmpPrefix + kXmpPrefixSize);
-        xmp_marker.insert(xmp_marker.end(), metadata.xmp.begin(), metadata.xmp.end());
-      }
-      icc = metadata.icc;
-    }
+    const JpegMarkers markers = options.strip ? JpegMarkers{} : jpeg_markers(metadata);
+    const std::vector<unsigned char>&exif_marker = markers.exif, &xmp_marker = markers.xmp, &icc = markers.icc;
 
     const int quality = std::clamp(options.quality, 1, 100);
     const int c = format.channels;
@@ -467,3 +480,87 @@ const FormatCodec& jpeg_codec() {
 }
 
 }  // namespace tf::io
+
+namespace tf {
+
+#ifdef TF_HAVE_LIBJPEG
+
+JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std::string& name) {
+  using namespace io;
+  JpegReadState s;
+  install(s.err);
+  s.cinfo.err = &s.err.pub;
+  j_decompress_ptr cinfo = &s.cinfo;
+  auto fail = [&] { throw Error(ErrorKind::Decode, fmt::format("{}: {}", name, message_of(s.err))); };
+  if (!jpeg_ok(s.err, [&] { jpeg_create_decompress(cinfo); })) fail();
+  s.created = true;
+  const unsigned char* data = bytes.data();
+  const auto size = static_cast<unsigned long>(bytes.size());
+  if (!jpeg_ok(s.err, [&] {
+        jpeg_mem_src(cinfo, data, size);
+        jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+        jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
+        jpeg_read_header(cinfo, TRUE);
+      }))
+    fail();
+  JpegStreamInfo info;
+  info.width = static_cast<int>(cinfo->image_width);
+  info.height = static_cast<int>(cinfo->image_height);
+  info.components = cinfo->num_components;
+  info.progressive = cinfo->progressive_mode != 0;
+  info.precision = cinfo->data_precision;
+  info.cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+  info.gray = cinfo->jpeg_color_space == JCS_GRAYSCALE;
+  if (!read_jpeg_metadata(s.err, cinfo, info.metadata)) fail();
+  return info;
+}
+
+std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata) {
+  using namespace io;
+  if (jpeg.size() < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8)
+    throw Error(ErrorKind::Decode, "not a JPEG stream (no start-of-image marker)");
+  // After SOI and a JFIF APP0 that directly follows it, where libjpeg writes its markers too.
+  std::size_t at = 2;
+  if (jpeg.size() >= at + 4 && jpeg[at] == 0xFF && jpeg[at + 1] == 0xE0) {
+    const std::size_t length = (static_cast<std::size_t>(jpeg[at + 2]) << 8) | jpeg[at + 3];
+    if (at + 2 + length > jpeg.size()) throw Error(ErrorKind::Decode, "JPEG stream cut inside its APP0 marker");
+    at += 2 + length;
+  }
+  const JpegMarkers markers = jpeg_markers(metadata);
+  std::vector<unsigned char> out(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(at));
+  auto segment = [&](unsigned char marker, std::span<const unsigned char> head, std::span<const unsigned char> body) {
+    const std::size_t length = 2 + head.size() + body.size();
+    out.insert(out.end(), {0xFF, marker, static_cast<unsigned char>(length >> 8), static_cast<unsigned char>(length)});
+    out.insert(out.end(), head.begin(), head.end());
+    out.insert(out.end(), body.begin(), body.end());
+  };
+  if (!markers.exif.empty()) segment(0xE1, {}, markers.exif);
+  if (!markers.xmp.empty()) segment(0xE1, {}, markers.xmp);
+  // ICC.1 B.4: "ICC_PROFILE\0", then the chunk's number (from 1) and the count, in APP2 markers.
+  constexpr unsigned char kIccName[] = "ICC_PROFILE";  // with its NUL: 12 bytes
+  constexpr std::size_t kIccChunk = kMaxMarkerData - sizeof kIccName - 2;
+  const std::size_t chunks = (markers.icc.size() + kIccChunk - 1) / kIccChunk;
+  if (chunks > 0 && chunks <= 255)
+    for (std::size_t c = 0; c < chunks; ++c) {
+      std::vector<unsigned char> head(kIccName, kIccName + sizeof kIccName);
+      head.push_back(static_cast<unsigned char>(c + 1));
+      head.push_back(static_cast<unsigned char>(chunks));
+      const std::size_t from = c * kIccChunk, n = std::min(kIccChunk, markers.icc.size() - from);
+      segment(0xE2, head, std::span(markers.icc).subspan(from, n));
+    }
+  out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(at), jpeg.end());
+  return out;
+}
+
+#else
+
+JpegStreamInfo jpeg_stream_info(std::span<const unsigned char>, const std::string& name) {
+  throw Error(ErrorKind::Decode, fmt::format("{}: this build has no libjpeg to read JPEG headers", name));
+}
+std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char>, const Metadata&) {
+  throw Error(ErrorKind::Internal, "this build has no libjpeg to write JPEG metadata");
+}
+
+#endif  // TF_HAVE_LIBJPEG
+
+}  // namespace tf
