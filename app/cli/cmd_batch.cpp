@@ -45,7 +45,7 @@ struct BatchArgs {
   // than the faster upload saved (9x9 Gaussian 4.8 s pinned, 3.3 s pageable, 3.1 s without a filter).
   std::string host_memory = "pageable";
   std::string codec = "auto";
-  int gpu_codec_workers = 0;
+  int gpu_codec_workers = 0, gpu_codec_batch = 0;
   bool quiet = false;
 };
 
@@ -240,6 +240,7 @@ void run(const BatchArgs& a) {
   o.allocator = a.host_memory == "pinned" ? tf::cuda::pinned_allocator() : nullptr;
   o.codec = parse_codec_choice(a.codec);
   o.gpu_codec_lanes = a.gpu_codec_workers;
+  o.gpu_codec_batch = a.gpu_codec_batch;
   o.cancel = &g_cancel;
   o.abort = &g_abort;
 
@@ -353,6 +354,9 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--gpu-codec-workers", a->gpu_codec_workers,
                   fmt::format("GPU codec workers per GPU (default {})", kDefaultGpuCodecLanes))
       ->check(CLI::Range(1, 32));
+  cmd->add_option("--gpu-codec-batch", a->gpu_codec_batch,
+                  fmt::format("JPEGs a GPU codec worker decodes in one call (default {})", kDefaultGpuCodecBatch))
+      ->check(CLI::Range(1, 64));
   cmd->add_flag("-q,--quiet", a->quiet, "print only errors");
   cmd->callback([a] {
     BatchArgs args = *a;

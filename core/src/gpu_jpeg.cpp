@@ -22,6 +22,12 @@ GpuJpegProvider& provider() {
 
 }  // namespace
 
+GpuJpegResult GpuJpegLane::run(const GpuJpegJob& job) {
+  std::vector<GpuJpegOutcome> out = run_batch(std::span(&job, 1));
+  if (!out.at(0).error.empty()) throw Error(out[0].kind, out[0].error);
+  return std::move(out[0].result);
+}
+
 void set_gpu_jpeg_provider(GpuJpegProvider p) {
   std::lock_guard lock(provider_mutex());
   provider() = std::move(p);

@@ -191,6 +191,48 @@ TEST(GpuJpeg, BadAndUnsupportedStreamsAreRefusedAndTheLaneGoesOn) {
   }
 }
 
+// Several files in one call (the hardware decoder spreads them over its engines): each outcome is
+// the file's own, in order, with the bits a call of its own gives; a bad file fails alone.
+TEST(GpuJpeg, ABatchGivesEachFileItsOwnOutcome) {
+  TF_REQUIRE_GPU_JPEG();
+  auto l = lane();
+  const Chain chain = parse_chain({"gaussian:sigma=2"});
+  const Image img = make_test_image(280, 190, Format{PixelType::U8, 3}, 5, Pattern::Photo);
+  test::JpegShape progressive;
+  progressive.progressive = true;
+  const std::vector<std::vector<unsigned char>> files = {photo_jpeg(kShapes[0], 640, 480, test::test_seed(1010)),
+                                                         photo_jpeg(kShapes[3], 333, 500, test::test_seed(1011)),
+                                                         test::libjpeg_encode(img.view(), progressive),
+                                                         std::vector<unsigned char>(3000, 0x33),
+                                                         photo_jpeg(kShapes[2], 1001, 667, test::test_seed(1012)),
+                                                         photo_jpeg(kShapes[1], 517, 389, test::test_seed(1013)),
+                                                         photo_jpeg(kShapes[2], 64, 48, test::test_seed(1014))};
+  for (bool encode : {false, true}) {
+    std::vector<GpuJpegJob> jobs(files.size());
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      jobs[k].jpeg = files[k];
+      jobs[k].name = fmt::format("f{}.jpg", k);
+      jobs[k].chain = &chain;
+      jobs[k].encode = encode;
+    }
+    const std::vector<GpuJpegOutcome> out = l->run_batch(jobs);
+    ASSERT_EQ(out.size(), files.size());
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      SCOPED_TRACE(fmt::format("file {} encode {}", k, encode));
+      if (k == 2 || k == 3) {
+        EXPECT_FALSE(out[k].error.empty());
+        EXPECT_NE(out[k].error.find(jobs[k].name), std::string::npos) << out[k].error;
+        continue;
+      }
+      ASSERT_TRUE(out[k].error.empty()) << out[k].error;
+      const GpuJpegResult alone = l->run(jobs[k]);
+      if (encode) EXPECT_EQ(out[k].result.jpeg, alone.jpeg);
+      else EXPECT_TRUE(same_bits(alone.pixels, out[k].result.pixels));
+      std::cout << fmt::format("[gpu-jpeg] batch of {}: file {} by {}\n", files.size(), k, out[k].result.decoder);
+    }
+  }
+}
+
 TEST(GpuJpeg, AThousandFilesWithoutDeviceMemoryGrowth) {
   TF_REQUIRE_GPU_JPEG();
   auto l = lane();

@@ -40,7 +40,8 @@ struct BatchOptions {
   // Where JPEGs are decoded and encoded (`--codec`): on the GPUs' codecs (gpu_jpeg.hpp) when this
   // build has one and the devices include a GPU, else by the CPU codec threads.
   CodecChoice codec = CodecChoice::Auto;
-  int gpu_codec_lanes = 0;                                    // GPU codec workers per GPU; 0 = kDefaultGpuCodecLanes
+  int gpu_codec_lanes = 0;  // GPU codec workers per GPU; 0 = kDefaultGpuCodecLanes
+  int gpu_codec_batch = 0;  // files a GPU codec worker decodes in one call; 0 = kDefaultGpuCodecBatch
   std::function<void(const struct BatchProgress&)> progress;  // any thread
   // Stop taking new files; the files in flight are finished.
   const std::atomic<bool>* cancel = nullptr;
@@ -129,8 +130,9 @@ struct BatchPlan {
 };
 BatchPlan plan_batch(const BatchOptions& options);
 
-// GPU codec workers per GPU when BatchOptions::gpu_codec_lanes is 0.
-inline constexpr int kDefaultGpuCodecLanes = 4;
+// GPU codec workers per GPU, and the files each decodes in one call, when BatchOptions leaves them 0.
+inline constexpr int kDefaultGpuCodecLanes = 2;
+inline constexpr int kDefaultGpuCodecBatch = 8;
 
 // Throws tf::Error for problems with the job itself (missing input folder, OUT_DIR inside IN_DIR,
 // bad filter, `--codec gpu` without a GPU codec); problems with single files end up in the report.

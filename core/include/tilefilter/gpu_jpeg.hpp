@@ -16,6 +16,7 @@
 
 #include "tilefilter/border.hpp"
 #include "tilefilter/device.hpp"
+#include "tilefilter/error.hpp"
 #include "tilefilter/filter.hpp"
 #include "tilefilter/image.hpp"
 
@@ -40,15 +41,25 @@ struct GpuJpegResult {
   std::string decoder, encoder;                     // "nvjpeg-hardware" or "nvjpeg-cuda"; "nvjpeg" or ""
 };
 
+// One file's outcome in a batch: the result, or why the GPU could not take the file (progressive
+// or 12-bit or CMYK stream, a chain that does not run in one pass, an nvJPEG or CUDA failure): the
+// caller then decodes it on the CPU, with the message as the reason.
+struct GpuJpegOutcome {
+  GpuJpegResult result;
+  std::string error;  // empty: ok
+  ErrorKind kind = ErrorKind::Device;
+};
+
 // One worker thread's codec on one GPU (its own nvJPEG states, stream and buffers): not
 // thread-safe, one per thread; several per GPU run at once.
 class GpuJpegLane {
  public:
   virtual ~GpuJpegLane() = default;
-  // Throws tf::Error when the GPU cannot take this file (progressive or 12-bit or CMYK stream, a
-  // chain that does not run in one pass, an nvJPEG or CUDA failure): the caller then decodes it on
-  // the CPU, with the message as the reason.
-  virtual GpuJpegResult run(const GpuJpegJob& job) = 0;
+  // Several files at once: the hardware decoder spreads one call's files over its engines (one
+  // file a call keeps one engine busy). One outcome per job, in order; one file's failure is its own.
+  virtual std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) = 0;
+  // One file; throws tf::Error with the outcome's message when it fails.
+  GpuJpegResult run(const GpuJpegJob& job);
   // The GPU's device memory this lane holds now (tests check that a long run does not grow it).
   virtual std::size_t reserved_bytes() const = 0;
 };

@@ -100,6 +100,15 @@ template <class T> class BoundedQueue {
     not_full_.notify_one();
     return item;
   }
+  // pop() without waiting: nothing when the queue is empty now.
+  std::optional<T> try_pop() {
+    std::lock_guard lock(mutex_);
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
   bool empty() const {
     std::lock_guard lock(mutex_);
     return items_.empty();

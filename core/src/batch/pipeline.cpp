@@ -102,7 +102,7 @@ class BatchRun {
         to_filter_(2 * devices_.size() + 2),
         to_encode_(static_cast<std::size_t>(encode_threads()) + 2),
         gpu_workers_(std::move(gpu_workers)),
-        to_gpu_(gpu_workers_.size() + 1),
+        to_gpu_(gpu_workers_.size() * static_cast<std::size_t>(gpu_batch()) + 1),
         out_root_(fs::weakly_canonical(fs::absolute(opt.output_dir)).string()) {
     const std::size_t n = plan_.items.size();
     results_.resize(n);
@@ -326,74 +326,92 @@ class BatchRun {
   }
 
   // ---- GPU codecs: a few workers per GPU, each decodes, filters and encodes whole files ----
+  int gpu_batch() const { return opt_.gpu_codec_batch > 0 ? opt_.gpu_codec_batch : kDefaultGpuCodecBatch; }
+
   void gpu_loop(std::size_t g) {
     GpuCodecWorker& worker = gpu_workers_[g];
     const int d = worker.device;
     const int lane_no = static_cast<int>(g);
-    while (auto w = to_gpu_.pop()) {
-      const int i = w->index;
-      started(i);
+    const std::size_t most = static_cast<std::size_t>(gpu_batch());
+    std::vector<Work> batch;
+    std::vector<PixelAllocator> allocs;
+    std::vector<GpuJpegJob> jobs;
+    batch.reserve(most);  // the allocators below refer to the batch's charges: no reallocation
+    while (auto first = to_gpu_.pop()) {
+      batch.clear();
+      batch.push_back(std::move(*first));
+      while (batch.size() < most)  // what is queued now joins the call; nobody waits for more
+        if (auto more = to_gpu_.try_pop()) batch.push_back(std::move(*more));
+        else break;
+      allocs.clear();
+      jobs.clear();
+      for (Work& w : batch) {
+        const int i = w.index;
+        started(i);
+        allocs.push_back(budget_allocator(w.charge, 1));
+        GpuJpegJob job;
+        job.jpeg = w.bytes;
+        job.name = plan_.items[i].input;
+        job.chain = &chain_;
+        job.border = opt_.job.border;
+        job.encode = is_jpeg_path(plan_.items[i].output);
+        job.quality = opt_.quality;
+        jobs.push_back(std::move(job));
+      }
+      for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].allocator = &allocs[k];
       if (aborting()) {
-        discard(i);
+        for (Work& w : batch) discard(w.index);
         continue;
       }
-      const BatchItem& item = plan_.items[i];
-      FileResult& r = results_[i];
-      GpuJpegJob job;
-      job.jpeg = w->bytes;
-      job.name = item.input;
-      job.chain = &chain_;
-      job.border = opt_.job.border;
-      job.encode = is_jpeg_path(item.output);
-      job.quality = opt_.quality;
-      const PixelAllocator alloc = budget_allocator(w->charge, 1);
-      job.allocator = &alloc;
       const double t0 = tel_.now();
-      GpuJpegResult out;
-      try {
-        out = worker.lane->run(job);
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::Cancelled) {
-          discard(i);
-          continue;
-        }
-        r.codec_note = fmt::format("GPU codec failed ({}): decoded on the CPU", e.what());
-        on_cpu_after_gpu(std::move(*w), d);
-        continue;
-      }
-      const double t3 = tel_.now(), t2 = t3 - out.encode_s, t1 = t2 - out.filter_s;
-      tel_.add({d, lane_no, StageKind::Decode, i, std::max(t0, t1 - out.decode_s), t1, w->bytes.size()});
-      if (!chain_.empty()) tel_.add({d, lane_no, StageKind::Kernel, i, t1, t2, 0});
-      tel_.add({d, lane_no, StageKind::Encode, i, t2, t3, out.jpeg.size()});
-      r.decode_s = out.decode_s;
-      r.filter_s = out.filter_s;
-      r.encode_s = out.encode_s;
-      r.decoder = out.decoder;
-      r.encoder = out.encoder.empty() ? encoder_for(item.output, out.format) : out.encoder;
-      r.tiles = 1;
-      {
-        std::lock_guard lock(progress_mutex_);
-        ++images_per_device_[d];
-        r.device = devices_[d]->info().id;
-      }
-      w->bytes.clear();
-      w->bytes.shrink_to_fit();
-      if (job.encode) {
-        try {
-          w->bytes = jpeg_with_metadata(out.jpeg, opt_.strip ? Metadata{} : w->info.metadata);
-        } catch (const std::exception& e) {
-          fail(i, fmt::format("{}: {}", item.output, e.what()));
-          continue;
-        }
-        w->encoded = true;
-      } else if (chain_.empty()) {
-        w->src = std::move(out.pixels);
-      } else {
-        w->dst = std::move(out.pixels);
-      }
-      waiting(i);
-      to_encode_.push(std::move(*w));
+      std::vector<GpuJpegOutcome> outcomes = worker.lane->run_batch(jobs);
+      const double t_end = tel_.now();
+      for (std::size_t k = 0; k < batch.size(); ++k)
+        finish_gpu_file(std::move(batch[k]), std::move(outcomes.at(k)), jobs[k].encode, d, lane_no, t0, t_end);
     }
+  }
+
+  void finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0, double t_end) {
+    const int i = w.index;
+    const BatchItem& item = plan_.items[i];
+    FileResult& r = results_[i];
+    if (!outcome.error.empty()) {
+      if (outcome.kind == ErrorKind::Cancelled) return discard(i);
+      r.codec_note = fmt::format("GPU codec: {}; decoded on the CPU", outcome.error);
+      return on_cpu_after_gpu(std::move(w), d);
+    }
+    GpuJpegResult& out = outcome.result;
+    const double t1 = std::max(t0, t_end - out.encode_s - out.filter_s), t2 = t1 + out.filter_s;
+    tel_.add({d, lane_no, StageKind::Decode, i, std::max(t0, t1 - out.decode_s), t1, w.bytes.size()});
+    if (!chain_.empty()) tel_.add({d, lane_no, StageKind::Kernel, i, t1, t2, 0});
+    tel_.add({d, lane_no, StageKind::Encode, i, t2, std::max(t2, t_end), out.jpeg.size()});
+    r.decode_s = out.decode_s;
+    r.filter_s = out.filter_s;
+    r.encode_s = out.encode_s;
+    r.decoder = out.decoder;
+    r.encoder = out.encoder.empty() ? encoder_for(item.output, out.format) : out.encoder;
+    r.tiles = 1;
+    {
+      std::lock_guard lock(progress_mutex_);
+      ++images_per_device_[d];
+      r.device = devices_[d]->info().id;
+    }
+    w.bytes.clear();
+    w.bytes.shrink_to_fit();
+    if (encoded) {
+      try {
+        w.bytes = jpeg_with_metadata(out.jpeg, opt_.strip ? Metadata{} : w.info.metadata);
+      } catch (const std::exception& e) {
+        return fail(i, fmt::format("{}: {}", item.output, e.what()));
+      }
+      w.encoded = true;
+    } else if (chain_.empty()) {
+      w.src = std::move(out.pixels);
+    } else {
+      w.dst = std::move(out.pixels);
+    }
+    waiting(i);
+    to_encode_.push(std::move(w));
   }
 
   // A file the GPU codec could not take: decoded here on the CPU and filtered on this worker's GPU

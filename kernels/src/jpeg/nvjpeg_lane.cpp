@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nvjpeg.h>
@@ -72,19 +74,14 @@ class NvjpegLane final : public GpuJpegLane {
     ScopedDevice on(ordinal);
     const std::string name = fmt::format("gpu{}", ordinal);
     // The hardware decoder where this GPU has one (A100, H100, H200, ...); nvJPEG says so at creation.
-    if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &hw_.value) ==
-        NVJPEG_STATUS_SUCCESS) {
+    // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
+    // backend offers it.
+    if (create(NVJPEG_BACKEND_HARDWARE, hw_.value)) {
       check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name, "hardware stream parser");
-      for (int f = 0; f < 2; ++f) {
-        check(nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value), name, "hardware state");
-        check(nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, 1, 1, kOutputs[f]), name,
-              "hardware decoder setup");
-      }
-    } else {
-      hw_.value = nullptr;
+      for (int f = 0; f < 2; ++f) check(nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value), name, "hardware state");
     }
-    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle_.value), name,
-          "library setup");
+    if (!create(NVJPEG_BACKEND_DEFAULT, handle_.value))
+      throw Error(ErrorKind::Device, fmt::format("{}: nvJPEG cannot start", name));
     check(nvjpegJpegStateCreate(handle_.value, &state_.value), name, "decoder state");
     check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name, "stream parser");
     check(nvjpegEncoderStateCreate(handle_.value, &encoder_.value, stream_.get()), name, "encoder state");
@@ -99,32 +96,94 @@ class NvjpegLane final : public GpuJpegLane {
     }
   }
 
-  std::size_t reserved_bytes() const override { return buffers_.bytes() + taps_.bytes(); }
+  std::size_t reserved_bytes() const override {
+    std::size_t n = buffers_.bytes() + taps_.bytes();
+    for (const auto& d : decoded_) n += d.capacity();
+    return n;
+  }
 
-  GpuJpegResult run(const GpuJpegJob& job) override {
+  std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
     ScopedDevice on(ordinal_);
-    try {
-      return run_on_device(job);
-    } catch (...) {
-      stream_.drain();  // nothing may still write into buffers the next file reuses
-      if (hw_.value)    // "also used to reset failed batches"
-        for (int f = 0; f < 2; ++f)
-          (void)nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, 1, 1, kOutputs[f]);
-      throw;
+    std::vector<Item> items(jobs.size());
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      items[k].job = &jobs[k];
+      guarded(items[k], [&] { prepare(items[k]); });
     }
+    while (decoded_.size() < items.size()) decoded_.emplace_back();
+    for (std::size_t k = 0; k < items.size(); ++k)
+      guarded(items[k], [&] {
+        Item& it = items[k];
+        it.pitch = device_pitch(it.w, static_cast<std::size_t>(it.channels));
+        decoded_[k].reserve(it.pitch * static_cast<std::size_t>(it.h), ordinal_);
+        it.dest = &decoded_[k];
+      });
+    decode_on_hardware(items, 1);
+    decode_on_hardware(items, 3);
+    for (Item& it : items)
+      if (it.error.empty() && !it.decoded) guarded(it, [&] { decode_one(it); });
+    for (Item& it : items)
+      if (it.error.empty()) guarded(it, [&] { filter_and_encode(it); });
+
+    std::vector<GpuJpegOutcome> out(items.size());
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      out[k].error = std::move(items[k].error);
+      out[k].kind = items[k].kind;
+      out[k].result = std::move(items[k].result);
+    }
+    return out;
   }
 
  private:
   static constexpr nvjpegOutputFormat_t kOutputs[2] = {NVJPEG_OUTPUT_Y, NVJPEG_OUTPUT_RGBI};
 
-  GpuJpegResult run_on_device(const GpuJpegJob& job) {
-    using Clock = std::chrono::steady_clock;
-    const std::string& name = job.name;
-    const cudaStream_t s = stream_.get();
-    const Chain empty;
-    const Chain& chain = job.chain ? *job.chain : empty;
+  // One file of a batch on its way through the lane.
+  struct Item {
+    const GpuJpegJob* job = nullptr;
+    int w = 0, h = 0, channels = 0;
+    TilePlan plan;
+    bool hardware = false, decoded = false;
+    DeviceBuffer* dest = nullptr;  // where it is decoded (one of decoded_)
+    std::size_t pitch = 0;
+    GpuJpegResult result;
+    std::string error;  // set once the file failed; the later steps skip it
+    ErrorKind kind = ErrorKind::Device;
+  };
 
-    // The header: what the stream is and whether the GPU takes it.
+  // Runs f for one file; a failure is recorded for that file alone, after the stream has drained
+  // (nothing of it may still write into buffers the next file reuses).
+  template <class F> void guarded(Item& it, F&& f) {
+    if (!it.error.empty()) return;
+    try {
+      f();
+    } catch (const Error& e) {
+      stream_.drain();
+      it.error = e.what();
+      it.kind = e.kind();
+    } catch (const std::exception& e) {
+      stream_.drain();
+      it.error = fmt::format("{}: {}", it.job->name, e.what());
+    }
+  }
+
+  // A handle for `backend`, with interpolated chroma upsampling (libjpeg-turbo's "fancy"
+  // upsampling: the same pixels) when the backend takes the flag; false when the backend is not
+  // available here.
+  static bool create(nvjpegBackend_t backend, nvjpegHandle_t& handle) {
+    handle = nullptr;
+    if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &handle) ==
+        NVJPEG_STATUS_SUCCESS)
+      return true;
+    handle = nullptr;
+    if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle) == NVJPEG_STATUS_SUCCESS) return true;
+    handle = nullptr;
+    return false;
+  }
+
+  // The header (host only): what the stream is, whether the GPU takes it, the chain's plan for the
+  // whole image as one tile (as the CUDA Device plans a tile), and whether the hardware decodes it.
+  void prepare(Item& it) {
+    const GpuJpegJob& job = *it.job;
+    const std::string& name = job.name;
     check(nvjpegJpegStreamParseHeader(handle_.value, job.jpeg.data(), job.jpeg.size(), parsed_.value), name,
           "header parse");
     nvjpegJpegEncoding_t encoding{};
@@ -139,87 +198,130 @@ class NvjpegLane final : public GpuJpegLane {
     if (components != 1 && components != 3)
       throw Error(ErrorKind::Decode,
                   fmt::format("{}: JPEG of {} components (the GPU codec takes 1 or 3)", name, components));
-    const int w = static_cast<int>(width), h = static_cast<int>(height);
-    const int channels = components == 1 ? 1 : 3;
-    const Format format{PixelType::U8, channels};
-    const std::size_t ps = format.pixel_bytes();
-
-    // The chain's plan for the whole image as one tile (as the CUDA Device plans a tile).
-    TilePlan plan;
-    if (chain.empty()) {
-      plan.upload_width = w;
-      plan.upload_height = h;
-      buffers_.upload.reserve(device_pitch(w, ps) * static_cast<std::size_t>(h), ordinal_);
-    } else {
-      const Tile tile = plan_tiles(w, h, chain_halo(chain), {w, h}).front();
-      if (!cpu::chain_fits_tile(chain, tile, w, h, job.border.mode))
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("{}: this chain runs filter by filter with this border on a {}x{} image", name, w, h));
-      if (std::any_of(chain.begin(), chain.end(), fft_stage))
+    it.w = static_cast<int>(width);
+    it.h = static_cast<int>(height);
+    it.channels = components == 1 ? 1 : 3;
+    const Chain* chain = job.chain;
+    if (chain && !chain->empty()) {
+      const Tile tile = plan_tiles(it.w, it.h, chain_halo(*chain), {it.w, it.h}).front();
+      if (!cpu::chain_fits_tile(*chain, tile, it.w, it.h, job.border.mode))
+        throw Error(ErrorKind::InvalidArgument, fmt::format("{}: this chain runs filter by filter with this border on "
+                                                            "a {}x{} image",
+                                                            name, it.w, it.h));
+      if (std::any_of(chain->begin(), chain->end(), fft_stage))
         throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a 2-D kernel this large takes the FFT path", name));
-      plan = plan_tile(chain, tile, w, h, job.border.mode);
-      const bool whole = plan.rows.size() == 1 && plan.columns.size() == 1 && plan.rows[0].source == 0 &&
-                         plan.rows[0].length == h && plan.rows[0].compact == 0 && plan.columns[0].source == 0 &&
-                         plan.columns[0].length == w && plan.columns[0].compact == 0;
+      it.plan = plan_tile(*chain, tile, it.w, it.h, job.border.mode);
+      const auto& rows = it.plan.rows;
+      const auto& cols = it.plan.columns;
+      const bool whole = rows.size() == 1 && cols.size() == 1 && rows[0].source == 0 && rows[0].length == it.h &&
+                         rows[0].compact == 0 && cols[0].source == 0 && cols[0].length == it.w && cols[0].compact == 0;
       if (!whole)
         throw Error(ErrorKind::InvalidArgument,
                     fmt::format("{}: this border reads the image in pieces (wrap on a small image)", name));
-      buffers_.reserve(lane_needs(chain, plan, format), ordinal_);
-      taps_.upload(chain, ordinal_);  // only when the taps changed
-      const std::size_t map_bytes = plan.maps.size() * sizeof(int);
-      TF_CUDA_CHECK(cudaMemcpyAsync(buffers_.maps.data(), plan.maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
     }
-
-    // Decode into the upload buffer, where the first kernel reads the tile.
-    GpuJpegResult result;
-    result.width = w;
-    result.height = h;
-    result.format = format;
-    const std::size_t pitch = device_pitch(plan.upload_width, ps);
-    nvjpegImage_t decoded{};
-    decoded.channel[0] = buffers_.upload.as<unsigned char>();
-    decoded.pitch[0] = pitch;
-    const auto t0 = Clock::now();
-    int unsupported = 1;
     if (hw_.value) {
+      int unsupported = 1;
       check(nvjpegJpegStreamParse(hw_.value, job.jpeg.data(), job.jpeg.size(), 0, 0, hw_parsed_.value), name, "parse");
-      (void)nvjpegDecodeBatchedSupported(hw_.value, hw_parsed_.value, &unsupported);
+      it.hardware = nvjpegDecodeBatchedSupported(hw_.value, hw_parsed_.value, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+                    unsupported == 0;
     }
-    const unsigned char* data = job.jpeg.data();
-    const std::size_t length = job.jpeg.size();
-    if (hw_.value && unsupported == 0) {
-      check(nvjpegDecodeBatched(hw_.value, hw_state_[channels == 3].value, &data, &length, &decoded, s), name,
-            "hardware decode");
-      result.decoder = "nvjpeg-hardware";
-    } else {
-      check(nvjpegDecode(handle_.value, state_.value, data, length, kOutputs[channels == 3], &decoded, s), name,
-            "decode");
-      result.decoder = "nvjpeg-cuda";
-    }
-    TF_CUDA_CHECK(cudaStreamSynchronize(s));
-    result.decode_s = seconds_since(t0);
+  }
 
-    DeviceRegion out{buffers_.upload.data(), pitch};
-    if (!chain.empty()) {
+  // The hardware decoder takes every file of the batch with `channels` that it supports in one call,
+  // spread over its engines; files of a failed call are decoded one by one after it.
+  void decode_on_hardware(std::vector<Item>& items, int channels) {
+    std::vector<Item*> group;
+    for (Item& it : items)
+      if (it.error.empty() && it.hardware && it.channels == channels) group.push_back(&it);
+    if (group.empty()) return;
+    const int f = channels == 3;
+    const int n = static_cast<int>(group.size());
+    std::vector<const unsigned char*> data;
+    std::vector<std::size_t> lengths;
+    std::vector<nvjpegImage_t> dest(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      data.push_back(group[k]->job->jpeg.data());
+      lengths.push_back(group[k]->job->jpeg.size());
+      dest[k].channel[0] = group[k]->dest->as<unsigned char>();
+      dest[k].pitch[0] = group[k]->pitch;
+    }
+    const cudaStream_t s = stream_.get();
+    const auto t0 = std::chrono::steady_clock::now();
+    bool ok = true;
+    if (hw_batch_[f] != n) {
+      ok = nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
+      hw_batch_[f] = ok ? n : 0;
+    }
+    ok = ok && nvjpegDecodeBatched(hw_.value, hw_state_[f].value, data.data(), lengths.data(), dest.data(), s) ==
+                   NVJPEG_STATUS_SUCCESS;
+    ok = ok && cudaStreamSynchronize(s) == cudaSuccess;
+    if (!ok) {
+      (void)cudaGetLastError();
+      stream_.drain();
+      hw_batch_[f] = 0;  // "also used to reset failed batches": initialized again next time
+      for (Item* it : group) it->hardware = false;
+      return;
+    }
+    const double share = seconds_since(t0) / n;
+    for (Item* it : group) {
+      it->decoded = true;
+      it->result.decoder = "nvjpeg-hardware";
+      it->result.decode_s = share;
+    }
+  }
+
+  // nvJPEG's CUDA decoder (Huffman on the host), one file.
+  void decode_one(Item& it) {
+    const GpuJpegJob& job = *it.job;
+    nvjpegImage_t dest{};
+    dest.channel[0] = it.dest->as<unsigned char>();
+    dest.pitch[0] = it.pitch;
+    const cudaStream_t s = stream_.get();
+    const auto t0 = std::chrono::steady_clock::now();
+    check(nvjpegDecode(handle_.value, state_.value, job.jpeg.data(), job.jpeg.size(), kOutputs[it.channels == 3], &dest,
+                       s),
+          job.name, "decode");
+    TF_CUDA_CHECK(cudaStreamSynchronize(s));
+    it.decoded = true;
+    it.result.decoder = "nvjpeg-cuda";
+    it.result.decode_s = seconds_since(t0);
+  }
+
+  // The chain's kernels on the decoded image (read in place, as the upload buffer of a tile), then
+  // the encoder or a download.
+  void filter_and_encode(Item& it) {
+    using Clock = std::chrono::steady_clock;
+    const GpuJpegJob& job = *it.job;
+    const cudaStream_t s = stream_.get();
+    const Format format{PixelType::U8, it.channels};
+    GpuJpegResult& result = it.result;
+    result.width = it.w;
+    result.height = it.h;
+    result.format = format;
+    DeviceRegion out{it.dest->data(), it.pitch};
+    if (job.chain && !job.chain->empty()) {
+      const Chain& chain = *job.chain;
       const auto t1 = Clock::now();
-      out = run_chain(chain, plan, taps_, buffers_, out, format, job.border, multiprocessors_, s);
+      buffers_.reserve(lane_needs(chain, it.plan, format), ordinal_);
+      taps_.upload(chain, ordinal_);  // only when the taps changed
+      const std::size_t map_bytes = it.plan.maps.size() * sizeof(int);
+      TF_CUDA_CHECK(cudaMemcpyAsync(buffers_.maps.data(), it.plan.maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
+      out = run_chain(chain, it.plan, taps_, buffers_, out, format, job.border, multiprocessors_, s);
       TF_CUDA_CHECK(cudaStreamSynchronize(s));
       result.filter_s = seconds_since(t1);
     }
-
     const auto t2 = Clock::now();
     if (job.encode) {
-      encode(job, out, w, h, channels, result.jpeg);
+      encode(job, out, it.w, it.h, it.channels, result.jpeg);
       result.encoder = "nvjpeg";
     } else {
-      result.pixels = Image(w, h, format, job.allocator ? *job.allocator : default_allocator());
+      result.pixels = Image(it.w, it.h, format, job.allocator ? *job.allocator : default_allocator());
       TF_CUDA_CHECK(cudaMemcpy2DAsync(result.pixels.data(), result.pixels.view().pitch, out.data, out.pitch,
-                                      static_cast<std::size_t>(w) * ps, static_cast<std::size_t>(h),
-                                      cudaMemcpyDeviceToHost, s));
+                                      static_cast<std::size_t>(it.w) * format.pixel_bytes(),
+                                      static_cast<std::size_t>(it.h), cudaMemcpyDeviceToHost, s));
       TF_CUDA_CHECK(cudaStreamSynchronize(s));
     }
     result.encode_s = seconds_since(t2);
-    return result;
   }
 
   // As the CPU JPEG writer: 4:4:4 from quality 90, else 4:2:0; gray as gray (JpegWriter in
@@ -254,6 +356,8 @@ class NvjpegLane final : public GpuJpegLane {
   Stream stream_;
   LaneBuffers buffers_;
   DeviceTaps taps_;
+  std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
+  int hw_batch_[2] = {0, 0};           // the batch size each hardware state was initialized for
   // Destroyed bottom-up: states before their handles.
   Owned<nvjpegHandle_t, nvjpegDestroy> hw_, handle_;
   Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2], state_;
