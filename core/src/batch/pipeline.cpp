@@ -215,10 +215,13 @@ class BatchRun {
       return finish(i, Status::Resumed);
     }
     started(i);
-    if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane)) return;
+    bool counted = false;  // one of the CPU decodes cpu_decode_cap() allows
+    if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane, counted)) return;
     Work w;
     w.index = i;
-    if (!decode_on_cpu(i, lane, w)) return;
+    const bool decoded = decode_on_cpu(i, lane, w);
+    if (counted) --cpu_decoding_;
+    if (!decoded) return;
     waiting(i);
     if (chain_.empty()) to_encode_.push(std::move(w));
     else to_filter_.push(std::move(w));
@@ -271,7 +274,7 @@ class BatchRun {
   // A JPEG for the GPU codecs: its bytes and header are read here, and it is queued for them
   // (with --codec auto only while they have room; otherwise this thread decodes it on the CPU).
   // False when this thread should decode it on the CPU after all.
-  bool send_to_gpu(int i, int lane) {
+  bool send_to_gpu(int i, int lane, bool& counted) {
     const BatchItem& item = plan_.items[i];
     FileResult& r = results_[i];
     const double t0 = tel_.now(), c0 = thread_cpu_s();
@@ -318,12 +321,24 @@ class BatchRun {
     r.decode_cpu_s = thread_cpu_s() - c0;
     tel_.add({-1, lane, StageKind::Decode, i, t0, tel_.now(), w.bytes.size()});
     waiting(i);
-    if (opt_.codec == CodecChoice::Gpu) {
-      to_gpu_.push(std::move(w));
-      return true;
+    if (opt_.codec == CodecChoice::Auto) {
+      if (to_gpu_.try_push(w)) return true;
+      // Full: this thread decodes the file on the CPU, unless so many threads already do that
+      // nobody would hand the GPU codecs their next files while those decodes run (a CPU decode
+      // of a photo takes as long as the GPU codecs take to empty their queue); then it waits for room.
+      if (cpu_decoding_.fetch_add(1) < cpu_decode_cap()) {
+        counted = true;
+        return false;  // the charge is given back as w goes out of scope
+      }
+      --cpu_decoding_;
     }
-    return to_gpu_.try_push(w);  // full: the charge is given back as w goes out of scope
+    to_gpu_.push(std::move(w));
+    return true;
   }
+
+  // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto):
+  // one thread per GPU codec worker stays free to feed them.
+  int cpu_decode_cap() const { return std::max(1, decode_threads() - static_cast<int>(gpu_workers_.size())); }
 
   // ---- GPU codecs: a few workers per GPU, each decodes, filters and encodes whole files ----
   int gpu_batch() const { return opt_.gpu_codec_batch > 0 ? opt_.gpu_codec_batch : kDefaultGpuCodecBatch; }
@@ -679,6 +694,7 @@ class BatchRun {
   std::vector<char> begun_;  // decoding started: the file counts as in flight until it finishes
 
   std::atomic<int> next_{0};
+  std::atomic<int> cpu_decoding_{0};  // decode threads decoding a JPEG on the CPU while GPU codecs work
   std::atomic<bool> decoders_done_{false};
   std::atomic<int> tile_base_{0};
 
