@@ -1,4 +1,5 @@
 // The batch dialog on a temporary folder: the same core batch job as the CLI, driven from the dialog.
+#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QTest>
@@ -9,6 +10,7 @@
 #include "gui_test_support.hpp"
 #include "panels/filter_panel.hpp"
 #include "tilefilter/codec.hpp"
+#include "tilefilter/gpu_jpeg.hpp"
 #include "window/main_window.hpp"
 
 namespace tf::gui {
@@ -118,6 +120,27 @@ TEST_F(BatchDialogTest, CountsTheFolderBeforeStart) {
   dialog->set_folders(QString::fromStdString(dir / "no-such-folder"), out);
   EXPECT_EQ(dialog->progress_text(), "no files");
   EXPECT_TRUE(dialog->status_text().contains("no such folder")) << dialog->status_text().toStdString();
+}
+
+// The JPEG codec choice (--codec): automatic by default; GPU only where the build has nvJPEG, else
+// the item is disabled, says why, and a remembered "gpu" falls back to automatic.
+TEST_F(BatchDialogTest, JpegCodecChoiceFollowsTheBuild) {
+  window->set_chain({{entry_from_spec("box")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  auto* codec = dialog->findChild<QComboBox*>("batchCodec");
+  ASSERT_NE(codec, nullptr);
+  EXPECT_EQ(codec->currentData().toString(), "auto");
+  dialog->set_codec("cpu");
+  EXPECT_EQ(codec->currentData().toString(), "cpu");
+  dialog->set_codec("gpu");
+  EXPECT_EQ(codec->currentData().toString(), have_gpu_jpeg() ? "gpu" : "auto");
+  if (!have_gpu_jpeg()) EXPECT_TRUE(codec->toolTip().contains("nvJPEG")) << codec->toolTip().toStdString();
+  dialog->set_codec("cpu");
+  dialog->set_folders(in, out);
+  write_image(dir, "in/a.jpg", 64, 48, 3, 1);
+  EXPECT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_TRUE(QFileInfo::exists(out + "/a.jpg"));
 }
 
 // During a run: "now:" names only the files a thread works on, and a rate and the time left show.

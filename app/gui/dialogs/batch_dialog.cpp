@@ -32,6 +32,7 @@
 #include "platform/background_priority.hpp"
 #include "platform/device_hub.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/gpu_jpeg.hpp"
 
 namespace tf::gui {
 
@@ -118,6 +119,24 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
   devices_ = new DeviceChoice(job);
   devices_->setObjectName("batchDevices");
   form->addRow(tr("Devices"), devices_);
+  // Where JPEGs are decoded and encoded (tilefilter batch --codec): the GPU choice only where this
+  // build has a GPU JPEG codec (nvJPEG); automatic uses it where the devices include a GPU.
+  codec_ = new QComboBox(job);
+  codec_->setObjectName("batchCodec");
+  codec_->addItem(tr("Automatic (GPU and CPU codecs)"), "auto");
+  codec_->addItem(tr("CPU (libjpeg-turbo)"), "cpu");
+  codec_->addItem(tr("GPU (nvJPEG)"), "gpu");
+  if (!have_gpu_jpeg()) {
+    codec_->setItemData(2, false, Qt::UserRole - 1);  // disabled item
+    codec_->setToolTip(
+        tr("This build has no GPU JPEG codec (nvJPEG was not found when it was built): JPEGs are "
+           "decoded and encoded on the CPU."));
+  } else {
+    codec_->setToolTip(
+        tr("Automatic: JPEGs go whole to the GPUs' JPEG codecs while they have room, else to the "
+           "CPU threads. Progressive and CMYK JPEGs always use the CPU."));
+  }
+  form->addRow(tr("JPEG codec"), codec_);
   layout->addWidget(job);
 
   auto* run = new QGroupBox(tr("Progress"), this);
@@ -173,7 +192,14 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
     input_->setText(s.value("batch/input").toString());
     output_->setText(s.value("batch/output").toString());
     set_format(s.value("batch/format", "same").toString(), s.value("batch/quality", 92).toInt());
+    set_codec(s.value("batch/codec", "auto").toString());
   }
+}
+
+void BatchDialog::set_codec(const QString& codec) {
+  const int i = codec_->findData(codec);
+  const bool usable = i >= 0 && (codec != QStringLiteral("gpu") || have_gpu_jpeg());
+  codec_->setCurrentIndex(usable ? i : 0);
 }
 
 BatchDialog::~BatchDialog() {
@@ -221,6 +247,7 @@ BatchOptions BatchDialog::options() const {
   o.format = format_->currentData().toString().toStdString();
   o.quality = quality_->value();
   o.devices = devices_->spec().toStdString();
+  o.codec = parse_codec_choice(codec_->currentData().toString().toStdString());
   o.job.border.mode = static_cast<BorderMode>(border_->currentData().toInt());
   return o;
 }
@@ -273,6 +300,7 @@ void BatchDialog::start() {
     s.setValue("batch/output", output_->text());
     s.setValue("batch/format", format_->currentData());
     s.setValue("batch/quality", quality_->value());
+    s.setValue("batch/codec", codec_->currentData());
   }
   cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
   shared_ = std::make_shared<Shared>();
@@ -394,6 +422,9 @@ void BatchDialog::finished() {
           .arg(r.wall_s, 0, 'f', 2)
           .arg(r.decode_s, 0, 'f', 2)
           .arg(r.encode_s, 0, 'f', 2));
+  int on_gpu = 0;
+  for (const auto& f : r.files) on_gpu += f.status == FileResult::Status::Ok && f.decoder.starts_with("nvjpeg");
+  if (r.gpu_codec_lanes > 0) summary_->setText(summary_->text() + tr(" · %1 JPEGs decoded on the GPU").arg(on_gpu));
   if (failed)
     messages_->show_message(MessageBar::Level::Warning,
                             tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total));
@@ -406,7 +437,7 @@ void BatchDialog::set_running(bool running) {
   cancel_->setEnabled(running);
   for (QWidget* w : {static_cast<QWidget*>(input_), static_cast<QWidget*>(output_), static_cast<QWidget*>(chain_),
                      static_cast<QWidget*>(format_), static_cast<QWidget*>(quality_), static_cast<QWidget*>(devices_),
-                     static_cast<QWidget*>(recursive_), static_cast<QWidget*>(border_)})
+                     static_cast<QWidget*>(recursive_), static_cast<QWidget*>(border_), static_cast<QWidget*>(codec_)})
     w->setEnabled(!running);
   if (!running) quality_->setEnabled(format_->currentData() == "jpg" || format_->currentData() == "same");
 }

@@ -40,6 +40,8 @@ class BatchDialog : public QDialog {
   void set_folders(const QString& input, const QString& output);
   void suggest_input(const QString& dir);  // only when no input folder is set yet
   void set_format(const QString& format, int quality);
+  // "auto", "cpu" or "gpu" (--codec); "gpu" falls back to "auto" in a build without a GPU codec.
+  void set_codec(const QString& codec);
 
   // Builds the options from the widgets (throws tf::Error for an unusable chain or folder).
   BatchOptions options() const;
@@ -79,6 +81,7 @@ class BatchDialog : public QDialog {
   QPlainTextEdit* chain_ = nullptr;
   QComboBox* border_ = nullptr;
   QComboBox* format_ = nullptr;
+  QComboBox* codec_ = nullptr;
   QSpinBox* quality_ = nullptr;
   DeviceChoice* devices_ = nullptr;
   QProgressBar* progress_ = nullptr;
