@@ -190,7 +190,10 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     fmt::print("GPU codec: {} files decoded ({:.1f} Mpix, {}), {} encoded ({}) by {} workers{}\n", gpu_dec_n,
                gpu_dec_mpix, seconds(gpu_dec_s), gpu_enc_n, seconds(gpu_enc_s), r.gpu_codec_lanes,
                sent_back ? fmt::format("; {} sent to the CPU codec (see the report's codec_note)", sent_back) : "");
-  else if (!r.codec_note.empty() && r.codec != "cpu") fmt::print("GPU codec: none ({})\n", r.codec_note);
+  else if (!r.codec_note.empty() && r.codec != "cpu" &&
+           std::any_of(r.device_names.begin(), r.device_names.end(),
+                       [](const std::string& d) { return d.find("gpu") != std::string::npos; }))
+    fmt::print("GPU codec: none ({})\n", r.codec_note);  // news only where a GPU filters
   auto per_core = [](double mpix, double s) {
     return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string();
   };
