@@ -7,7 +7,7 @@
 
 #include "cuda_device.hpp"
 #ifdef TF_HAVE_NVJPEG
-#include "jpeg/nvjpeg_lane.hpp"
+#include "nvjpeg_lane.hpp"
 #endif
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/error.hpp"

@@ -6,7 +6,7 @@
 //   CUDA decoder) -> the chain's kernels through run_chain, exactly as the CUDA Device runs a tile
 //   (same bits for the same decoded pixels) -> nvjpegEncodeImage / EncodeYUV, or a download.
 // Only the compressed bytes (and the compressed result) cross PCIe.
-#include "jpeg/nvjpeg_lane.hpp"
+#include "nvjpeg_lane.hpp"
 
 #include <algorithm>
 #include <chrono>
