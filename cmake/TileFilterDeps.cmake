@@ -213,8 +213,9 @@ add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
 
 # MPI (OpenMPI from Debian: libopenmpi-dev, openmpi-bin) for `mpirun -n N tilefilter batch`; only
 # the CLI links it (app/cli/batch_mpi.cpp). The sanitizer and fuzz presets leave it out (OpenMPI's
-# own threads and allocations are not instrumented and would drown the reports), and so does
-# gpu-bundle (the GPU machines have no MPI to run it with, and the bundle stays free of libmpi).
+# own threads and allocations are not instrumented and would drown the reports). The gpu-bundle
+# build links it too; tools/device-bundle.sh leaves OpenMPI's libraries out, so the bundle runs
+# with the GPU machine's own OpenMPI 4 (the same libmpi.so.40 interface) and its mpirun.
 set(TF_HAVE_MPI OFF)
 if(TF_WITH_MPI)
   find_package(MPI QUIET COMPONENTS C)

@@ -39,8 +39,9 @@ mkdir -p "$b/bin" "$b/lib"
 
 # Libraries the GPU machine provides itself: the C/C++ runtime (newer there), the NVIDIA driver and
 # CUDA's own libraries (libcufft and libnvjpeg from its toolkit, /usr/local/cuda/lib64: run.sh looks there;
-# a build against .deps/nvjpeg, the gpu-bundle preset's TF_NVJPEG_ROOT, finds it through LD_LIBRARY_PATH here).
-skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libcufft|libnvjpeg|libnvidia'
+# a build against .deps/nvjpeg, the gpu-bundle preset's TF_NVJPEG_ROOT, finds it through LD_LIBRARY_PATH here),
+# and OpenMPI's (the machine's own OpenMPI 4 and mpirun run an MPI build: same libmpi.so.40 interface).
+skip='^$|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libgcc_s|libstdc\+\+|ld-linux|libcuda\.so|libcudart|libcufft|libnvjpeg|libnvidia|libmpi\.|libopen-rte|libopen-pal|libhwloc|libevent|libpmix'
 add_deps() {
   ldd "$1" | grep -v -E "$skip" | awk '$3 != "" {print $3}' | while read -r lib; do
     [ -f "$b/lib/$(basename "$lib")" ] || cp -L "$lib" "$b/lib/"

@@ -233,6 +233,34 @@ TEST(BatchMemory, BudgetBlocksUntilReleasedButLetsOneHugeItemThrough) {
   EXPECT_EQ(budget.peak(), 500u);
 }
 
+// The GPU codecs' queue: a held place counts against the capacity, so a producer that takes work
+// only after reserve() never waits with it in hand; try_push and try_pop never wait.
+TEST(BatchQueue, ReservedPlacesCountAgainstTheCapacity) {
+  batch::BoundedQueue<int> q(2);
+  q.reserve();
+  int one = 1;
+  EXPECT_TRUE(q.try_push(one));  // one queued + one held: full
+  int two = 2;
+  EXPECT_FALSE(q.try_push(two));
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    q.reserve();  // waits for room
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  q.unreserve();  // the first place given back: the waiter gets it
+  waiter.join();
+  EXPECT_TRUE(got.load());
+  q.push_reserved(3);
+  EXPECT_EQ(q.try_pop().value_or(-1), 1);
+  EXPECT_EQ(q.try_pop().value_or(-1), 3);
+  EXPECT_FALSE(q.try_pop().has_value());
+  q.close();
+  q.reserve();  // a closed queue never makes anyone wait
+  EXPECT_FALSE(q.pop().has_value());
+}
+
 TEST(BatchMemory, PoolReusesBuffersAndHoldsAtMostItsCap) {
   std::map<void*, std::size_t> sizes;
   std::size_t outstanding = 0, peak = 0, allocations = 0;

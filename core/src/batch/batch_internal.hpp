@@ -79,14 +79,35 @@ template <class T> class BoundedQueue {
   explicit BoundedQueue(std::size_t capacity) : capacity_(capacity ? capacity : 1) {}
   void push(T item) {
     std::unique_lock lock(mutex_);
-    not_full_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
+    not_full_.wait(lock, [&] { return items_.size() + reserved_ < capacity_ || closed_; });
     items_.push_back(std::move(item));
     not_empty_.notify_one();
+  }
+  // A place held for a later push_reserved(), so that a producer takes work only when it can queue
+  // it at once: waits while queued items and held places fill the queue (returns at once once the
+  // queue is closed). unreserve() gives an unused place back.
+  void reserve() {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return items_.size() + reserved_ < capacity_ || closed_; });
+    ++reserved_;
+  }
+  void push_reserved(T item) {
+    std::lock_guard lock(mutex_);
+    --reserved_;
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+  }
+  void unreserve() {
+    {
+      std::lock_guard lock(mutex_);
+      --reserved_;
+    }
+    not_full_.notify_one();
   }
   // push() without waiting: false (and `item` untouched) when the queue is full.
   bool try_push(T& item) {
     std::lock_guard lock(mutex_);
-    if (items_.size() >= capacity_ && !closed_) return false;
+    if (items_.size() + reserved_ >= capacity_ && !closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
     return true;
@@ -97,7 +118,7 @@ template <class T> class BoundedQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    not_full_.notify_one();
+    not_full_.notify_all();  // a push and a reserve() may both wait
     return item;
   }
   // pop() without waiting: nothing when the queue is empty now.
@@ -126,6 +147,7 @@ template <class T> class BoundedQueue {
   std::condition_variable not_empty_, not_full_;
   std::deque<T> items_;
   bool closed_ = false;
+  std::size_t reserved_ = 0;
 };
 
 // Default for BatchOptions::max_inflight_bytes: a share of the memory this process may use.

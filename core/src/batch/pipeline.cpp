@@ -82,6 +82,31 @@ std::string gpu_codec_refuses(const JpegStreamInfo& h) {
   return {};
 }
 
+// A place held in the GPU codecs' queue (BoundedQueue::reserve), given back unless used.
+class GpuPlace {
+ public:
+  GpuPlace() = default;
+  GpuPlace(const GpuPlace&) = delete;
+  GpuPlace& operator=(const GpuPlace&) = delete;
+  ~GpuPlace() { give_back(); }
+  void take(BoundedQueue<Work>& q) {
+    q.reserve();
+    queue_ = &q;
+  }
+  bool held() const { return queue_ != nullptr; }
+  void push(Work&& w) {
+    queue_->push_reserved(std::move(w));
+    queue_ = nullptr;
+  }
+  void give_back() {
+    if (queue_) queue_->unreserve();
+    queue_ = nullptr;
+  }
+
+ private:
+  BoundedQueue<Work>* queue_ = nullptr;
+};
+
 // One GPU codec worker: its lane and the index of its GPU among the batch's devices.
 struct GpuCodecWorker {
   std::unique_ptr<GpuJpegLane> lane;
@@ -194,17 +219,23 @@ class BatchRun {
   bool stopping() const { return (opt_.cancel && opt_.cancel->load()) || aborting(); }
 
   // ---- decode ----
+  // With --codec gpu a decode thread takes its next file only once it holds a place in the GPU
+  // codecs' queue: files are not claimed ahead of what the GPUs can take, so under MPI the other
+  // ranks get them (a rank's threads would otherwise each hold a file while they wait).
   void decode_loop(int lane) {
     const int n = static_cast<int>(plan_.items.size());
+    const bool hold_place = opt_.codec == CodecChoice::Gpu && !gpu_workers_.empty();
     while (!stopping()) {
+      GpuPlace place;
+      if (hold_place) place.take(to_gpu_);
       const int i = source_ ? source_->next() : next_++;
       if (i < 0 || i >= n) break;
       if (source_) results_[i].rank = source_->rank();
-      decode_one(i, lane);
+      decode_one(i, lane, place);
     }
   }
 
-  void decode_one(int i, int lane) {
+  void decode_one(int i, int lane, GpuPlace& place) {
     const BatchItem& item = plan_.items[i];
     FileResult& r = results_[i];
     if (!item.problem.empty()) return fail(i, item.problem);
@@ -216,7 +247,8 @@ class BatchRun {
     }
     started(i);
     bool counted = false;  // one of the CPU decodes cpu_decode_cap() allows
-    if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane, counted)) return;
+    if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane, counted, place)) return;
+    place.give_back();  // not for the GPU: no place held during a CPU decode
     Work w;
     w.index = i;
     const bool decoded = decode_on_cpu(i, lane, w);
@@ -274,7 +306,7 @@ class BatchRun {
   // A JPEG for the GPU codecs: its bytes and header are read here, and it is queued for them
   // (with --codec auto only while they have room; otherwise this thread decodes it on the CPU).
   // False when this thread should decode it on the CPU after all.
-  bool send_to_gpu(int i, int lane, bool& counted) {
+  bool send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
     const BatchItem& item = plan_.items[i];
     FileResult& r = results_[i];
     const double t0 = tel_.now(), c0 = thread_cpu_s();
@@ -332,7 +364,8 @@ class BatchRun {
       }
       --cpu_decoding_;
     }
-    to_gpu_.push(std::move(w));
+    if (place.held()) place.push(std::move(w));
+    else to_gpu_.push(std::move(w));
     return true;
   }
 
