@@ -164,7 +164,15 @@ TF_MULTIVERSION void float_to_u8(const float* __restrict s, std::uint8_t* __rest
 TF_MULTIVERSION void float_to_u16(const float* __restrict s, std::uint16_t* __restrict d, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint16_t>(static_cast<int>(s[i]));
 }
-void to_float(const std::uint8_t* s, float* d, std::size_t n) { u8_to_float(s, d, n); }
+void to_float(const std::uint8_t* s, float* d, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::u8_to_float(s, d, n);
+    return;
+  }
+#endif
+  u8_to_float(s, d, n);
+}
 void to_float(const std::uint16_t* s, float* d, std::size_t n) { u16_to_float(s, d, n); }
 void to_float(const float* s, float* d, std::size_t n) { std::memcpy(d, s, n * sizeof(float)); }
 
@@ -379,6 +387,21 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 namespace {
 
+// quantize(p, dst's type) then store(p, dst): an 8-bit image's in one vector pass over p, the same
+// bits (p is left unquantized then); other types, or without a vector target, those two.
+void quantize_store(Plane& p, const ImageView& dst) {
+#if TF_HAVE_HWY
+  if (dst.format.type == PixelType::U8 && vector_target()) {
+    const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
+    for (int y = 0; y < p.rect.height; ++y)
+      simd::quantize_to_u8(p.row(y), dst.row_as<std::uint8_t>(p.rect.y + y) + x0, p.stride());
+    return;
+  }
+#endif
+  quantize(p, dst.format.type);
+  store(p, dst);
+}
+
 // A first stage that is one separable convolution (FMAs), straight from the source: each padded
 // input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
 // held — with a 2000-pixel halo that plane is (tile + 4000)^2 pixels. The same FMAs in the same
@@ -433,11 +456,13 @@ void filter_tile(const TileJob& job, const Tile& tile) {
     if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
     else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
     else apply_stage(chain[s], a, b, type != PixelType::F32);
-    quantize(b, type);
-    if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
+    if (s + 1 < chain.size()) {  // the last stage's quantize goes with its store
+      quantize(b, type);
+      resynthesize_border(b, job.src.width, job.src.height, border);
+    }
     std::swap(a, b);
   }
-  store(a, job.dst);
+  quantize_store(a, job.dst);
 }
 
 }  // namespace tf::cpu

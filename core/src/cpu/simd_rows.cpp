@@ -8,8 +8,10 @@
 
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "cpu/simd_rows.hpp"
 
@@ -100,6 +102,35 @@ void FmaRows(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::
 #endif
 }
 
+// dst[i] = float(src[i]): every 8-bit value is exact in float32, on any target.
+void U8ToFloat(const std::uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, std::size_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<std::uint8_t, decltype(df)> d8;
+  const std::size_t N = hn::Lanes(df);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, src + i))), df, dst + i);
+  for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+
+// quantize_row then float_to_u8 of convolve.cpp in one pass: rounded to nearest, ties to even (Round,
+// as std::rint under the default rounding mode), saturated to [0, 255] (Max before Min, as there),
+// then narrowed; the values are integers in [0, 255] by then, which every conversion keeps exactly.
+void QuantizeToU8(const float* HWY_RESTRICT src, std::uint8_t* HWY_RESTRICT dst, std::size_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<std::uint8_t, decltype(df)> d8;
+  const std::size_t N = hn::Lanes(df);
+  const auto lo = hn::Zero(df), hi = hn::Set(df, 255.0f);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::Min(hn::Max(hn::Round(hn::LoadU(df, src + i)), lo), hi);
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, v)), d8, dst + i);
+  }
+  for (; i < n; ++i)
+    dst[i] = static_cast<std::uint8_t>(static_cast<int>(std::min(std::max(std::rint(src[i]), 0.0f), 255.0f)));
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace tf::cpu::simd
 HWY_AFTER_NAMESPACE();
@@ -109,6 +140,8 @@ namespace tf::cpu::simd {
 
 HWY_EXPORT(TargetName);
 HWY_EXPORT(FmaRows);
+HWY_EXPORT(U8ToFloat);
+HWY_EXPORT(QuantizeToU8);
 
 const char* target() {
   static const char* const name = HWY_DYNAMIC_DISPATCH(TargetName)();
@@ -118,6 +151,12 @@ const char* target() {
 void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps, int count,
               std::size_t n, bool fresh) {
   HWY_DYNAMIC_DISPATCH(FmaRows)(acc, rows, nrows, step, taps, count, n, fresh);
+}
+
+void u8_to_float(const std::uint8_t* src, float* dst, std::size_t n) { HWY_DYNAMIC_DISPATCH(U8ToFloat)(src, dst, n); }
+
+void quantize_to_u8(const float* src, std::uint8_t* dst, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(QuantizeToU8)(src, dst, n);
 }
 
 }  // namespace tf::cpu::simd
