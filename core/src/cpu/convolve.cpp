@@ -112,25 +112,48 @@ void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t st
         acc, [&](int k) { return rows[r] + k * step; }, taps + static_cast<std::size_t>(r) * count, count, n);
 }
 
-// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh rows:
-// row r is computed once, when the first output that needs it comes up, so the intermediate stays in
-// cache (kh rows of the tile's width) instead of making a round trip through memory. `source_row(r, n)`
-// returns padded input row r of the rows the column pass needs, its first column the first the row pass
-// reads.
+// Two neighbouring output rows of a column pass: fma_rows over lines[0 .. count) into acc0 and over
+// lines[1 .. count] into acc1, one tap per line, from 0 — the same FMAs in the same order as two
+// fma_rows calls, with each line loaded once for both outputs where there are vector loops.
+void fma_column2(float* acc0, float* acc1, const float* const* lines, const float* taps, int count, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::fma_column2(acc0, acc1, lines, taps, count, n);
+    return;
+  }
+#endif
+  fma_rows(acc0, lines, count, 0, taps, 1, n, true);
+  fma_rows(acc1, lines + 1, count, 0, taps, 1, n, true);
+}
+
+// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh + 1
+// rows: row r is computed once, when the first output that needs it comes up, so the intermediate
+// stays in cache (kh + 1 rows of the tile's width) instead of making a round trip through memory.
+// The column pass takes two output rows at once (fma_column2), the last one alone when oh is odd.
+// `source_row(r)` returns padded input row r of the rows the column pass needs, its first column the
+// first the row pass reads.
 template <class SourceRow> void separable_rows(const Convolution& conv, Plane& out, SourceRow&& source_row) {
   thread_local std::vector<float> ring;
   thread_local std::vector<const float*> column;
   const int C = out.channels, kw = conv.kernel.width, kh = conv.kernel.height, oh = out.rect.height;
   const std::size_t n = out.stride();
-  ring.resize(static_cast<std::size_t>(kh) * n);
-  column.resize(kh);
-  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % kh) * n; };
+  const int slots = kh + 1;
+  ring.resize(static_cast<std::size_t>(slots) * n);
+  column.resize(slots);
+  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % slots) * n; };
   auto row_pass = [&](int r) {
     const float* src = source_row(r);
     fma_rows(slot(r), &src, 1, C, conv.row.data(), kw, n, true);
   };
   for (int r = 0; r + 1 < kh; ++r) row_pass(r);
-  for (int y = 0; y < oh; ++y) {
+  int y = 0;
+  for (; y + 1 < oh; y += 2) {
+    row_pass(y + kh - 1);
+    row_pass(y + kh);
+    for (int k = 0; k <= kh; ++k) column[k] = slot(y + k);
+    fma_column2(out.row(y), out.row(y + 1), column.data(), conv.col.data(), kh, n);
+  }
+  if (y < oh) {
     row_pass(y + kh - 1);
     for (int k = 0; k < kh; ++k) column[k] = slot(y + k);
     fma_rows(out.row(y), column.data(), kh, 0, conv.col.data(), 1, n, true);

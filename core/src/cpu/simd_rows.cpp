@@ -79,14 +79,64 @@ HWY_INLINE void Block1(D d, float* HWY_RESTRICT acc, const float* const* rows, i
   }
   hn::StoreU(a, d, acc + i);
 }
+
+// Two neighbouring output rows of a column pass, four vectors of each: acc0 over lines[0 .. count),
+// acc1 over lines[1 .. count]. Line j is loaded once and feeds acc0's tap j and acc1's tap j - 1, so
+// each output still takes its FMAs in tap order, from 0 as Block8 (MulAdd onto zero, not Mul: a -0
+// product plus +0 is +0), while two outputs take count + 1 line loads instead of 2 count.
+template <class D>
+HWY_INLINE void Column2(D d, float* HWY_RESTRICT acc0, float* HWY_RESTRICT acc1, const float* const* lines,
+                        const float* taps, int count, std::size_t i) {
+  const std::size_t N = hn::Lanes(d);
+  auto x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // acc0
+  auto y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // acc1
+  {
+    const float* s = lines[0] + i;
+    const auto t = hn::Set(d, taps[0]);
+    x0 = hn::MulAdd(hn::LoadU(d, s), t, x0);
+    x1 = hn::MulAdd(hn::LoadU(d, s + N), t, x1);
+    x2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), t, x2);
+    x3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), t, x3);
+  }
+  for (int j = 1; j < count; ++j) {
+    const float* s = lines[j] + i;
+    const auto t0 = hn::Set(d, taps[j]), t1 = hn::Set(d, taps[j - 1]);
+    const auto l0 = hn::LoadU(d, s), l1 = hn::LoadU(d, s + N), l2 = hn::LoadU(d, s + 2 * N),
+               l3 = hn::LoadU(d, s + 3 * N);
+    x0 = hn::MulAdd(l0, t0, x0);
+    x1 = hn::MulAdd(l1, t0, x1);
+    x2 = hn::MulAdd(l2, t0, x2);
+    x3 = hn::MulAdd(l3, t0, x3);
+    y0 = hn::MulAdd(l0, t1, y0);
+    y1 = hn::MulAdd(l1, t1, y1);
+    y2 = hn::MulAdd(l2, t1, y2);
+    y3 = hn::MulAdd(l3, t1, y3);
+  }
+  {
+    const float* s = lines[count] + i;
+    const auto t = hn::Set(d, taps[count - 1]);
+    y0 = hn::MulAdd(hn::LoadU(d, s), t, y0);
+    y1 = hn::MulAdd(hn::LoadU(d, s + N), t, y1);
+    y2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), t, y2);
+    y3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), t, y3);
+  }
+  hn::StoreU(x0, d, acc0 + i);
+  hn::StoreU(x1, d, acc0 + i + N);
+  hn::StoreU(x2, d, acc0 + i + 2 * N);
+  hn::StoreU(x3, d, acc0 + i + 3 * N);
+  hn::StoreU(y0, d, acc1 + i);
+  hn::StoreU(y1, d, acc1 + i + N);
+  hn::StoreU(y2, d, acc1 + i + 2 * N);
+  hn::StoreU(y3, d, acc1 + i + 3 * N);
+}
 #endif
 
-void FmaRows(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps,
-             int count, std::size_t n, bool fresh) {
+// FmaRows from sample i of the rows on.
+void RowsFrom(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps,
+              int count, std::size_t n, bool fresh, std::size_t i) {
 #if HWY_NATIVE_FMA
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
-  std::size_t i = 0;
   for (; i + 8 * N <= n; i += 8 * N) Block8(d, acc, rows, nrows, step, taps, count, i, fresh);
   for (; i + N <= n; i += N) Block1(d, acc, rows, nrows, step, taps, count, i, fresh);
   // The last samples of a row one at a time, in the same tap order.
@@ -98,7 +148,27 @@ void FmaRows(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::
     acc[i] = a;
   }
 #else
-  (void)acc, (void)rows, (void)nrows, (void)step, (void)taps, (void)count, (void)n, (void)fresh;
+  (void)acc, (void)rows, (void)nrows, (void)step, (void)taps, (void)count, (void)n, (void)fresh, (void)i;
+#endif
+}
+
+void FmaRows(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps,
+             int count, std::size_t n, bool fresh) {
+  RowsFrom(acc, rows, nrows, step, taps, count, n, fresh, 0);
+}
+
+void FmaColumn2(float* HWY_RESTRICT acc0, float* HWY_RESTRICT acc1, const float* const* lines, const float* taps,
+                int count, std::size_t n) {
+#if HWY_NATIVE_FMA
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) Column2(d, acc0, acc1, lines, taps, count, i);
+  // The rest of both rows, each as a column pass of its own.
+  RowsFrom(acc0, lines, count, 0, taps, 1, n, true, i);
+  RowsFrom(acc1, lines + 1, count, 0, taps, 1, n, true, i);
+#else
+  (void)acc0, (void)acc1, (void)lines, (void)taps, (void)count, (void)n;
 #endif
 }
 
@@ -140,6 +210,7 @@ namespace tf::cpu::simd {
 
 HWY_EXPORT(TargetName);
 HWY_EXPORT(FmaRows);
+HWY_EXPORT(FmaColumn2);
 HWY_EXPORT(U8ToFloat);
 HWY_EXPORT(QuantizeToU8);
 
@@ -151,6 +222,10 @@ const char* target() {
 void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps, int count,
               std::size_t n, bool fresh) {
   HWY_DYNAMIC_DISPATCH(FmaRows)(acc, rows, nrows, step, taps, count, n, fresh);
+}
+
+void fma_column2(float* acc0, float* acc1, const float* const* lines, const float* taps, int count, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(FmaColumn2)(acc0, acc1, lines, taps, count, n);
 }
 
 void u8_to_float(const std::uint8_t* src, float* dst, std::size_t n) { HWY_DYNAMIC_DISPATCH(U8ToFloat)(src, dst, n); }
