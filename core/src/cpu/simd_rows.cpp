@@ -129,7 +129,86 @@ HWY_INLINE void Column2(D d, float* HWY_RESTRICT acc0, float* HWY_RESTRICT acc1,
   hn::StoreU(y2, d, acc1 + i + 2 * N);
   hn::StoreU(y3, d, acc1 + i + 3 * N);
 }
+
+#if !HWY_HAVE_SCALABLE
+// A row pass of K taps (one row, from 0) whose taps are `step` = N / R floats apart, R taps to a
+// vector (4-channel pixels: R = N / 4): V neighbouring vectors of outputs read the row at offsets
+// (j R + k) step, so the load at m step serves every output vector j with a tap k = m - j R in
+// [0, K) — (V - 1) R + K loads for V K FMAs (37 for 72 at 9 taps, 8 vectors of 16) where Block8
+// takes one a FMA, and the taps stay in registers. The loads come in order of m, so each output
+// vector still takes its taps in order k = 0, 1, ..., K - 1, from 0 as Block8: the same bits.
+template <int K, int V, int R, class D>
+HWY_INLINE void RowShared(D d, float* HWY_RESTRICT acc, const float* row, const hn::Vec<D> (&tv)[K], std::size_t i) {
+  constexpr std::size_t N = hn::MaxLanes(D());
+  constexpr std::size_t step = N / R;
+  hn::Vec<D> a[V];
+  HWY_UNROLL(8)
+  for (int j = 0; j < V; ++j) a[j] = hn::Zero(d);
+  const float* s = row + i;
+  HWY_UNROLL(128)
+  for (int m = 0; m < (V - 1) * R + K; ++m) {
+    auto line = hn::LoadU(d, s + static_cast<std::size_t>(m) * step);
+#if HWY_ARCH_X86 && defined(__GNUC__)
+    // Keeps the line in a register: left alone, the compiler folds the load into every FMA that
+    // takes it as a memory operand, and the loads are back to one a FMA.
+    asm("" : "+v"(line.raw));
 #endif
+    HWY_UNROLL(8)
+    for (int j = 0; j < V; ++j) {
+      const int k = m - j * R;
+      if (k >= 0 && k < K) a[j] = hn::MulAdd(line, tv[k], a[j]);
+    }
+  }
+  HWY_UNROLL(8)
+  for (int j = 0; j < V; ++j) hn::StoreU(a[j], d, acc + i + static_cast<std::size_t>(j) * N);
+}
+
+// RowShared over samples [i, n) in steps of V vectors; returns where it stopped. Where the K taps,
+// V accumulators and a line would not fit the registers (32 vectors of 16 lanes or more, else 16
+// assumed), returns i: Block8 is then faster.
+template <int K, int R, class D>
+std::size_t RowPassShared(D d, float* HWY_RESTRICT acc, const float* row, const float* taps, std::size_t n,
+                          std::size_t i) {
+  constexpr std::size_t N = hn::MaxLanes(D());
+  constexpr int V = N >= 16 ? 8 : 4;
+  constexpr int registers = N >= 16 ? 32 : 16;
+  if constexpr (K + V + 1 > registers) {
+    (void)d, (void)acc, (void)row, (void)taps, (void)n;
+    return i;
+  } else {
+    hn::Vec<D> tv[K];
+    HWY_UNROLL(16)
+    for (int k = 0; k < K; ++k) tv[k] = hn::Set(d, taps[k]);
+    for (; i + V * N <= n; i += V * N) RowShared<K, V, R>(d, acc, row, tv, i);
+    return i;
+  }
+}
+
+// A row pass of 4-channel samples (step 4) with an odd number of taps from 3 to 13 through
+// RowPassShared, from sample i; returns where it stopped (i itself for any other row pass).
+template <class D>
+std::size_t RowPassFast(D d, float* HWY_RESTRICT acc, const float* row, std::ptrdiff_t step, const float* taps,
+                        int count, std::size_t n, std::size_t i) {
+  constexpr std::size_t N = hn::MaxLanes(D());
+  if constexpr (N % 4 == 0) {
+    if (step != 4) return i;
+    constexpr int R = static_cast<int>(N / 4);
+    switch (count) {
+      case 3: return RowPassShared<3, R>(d, acc, row, taps, n, i);
+      case 5: return RowPassShared<5, R>(d, acc, row, taps, n, i);
+      case 7: return RowPassShared<7, R>(d, acc, row, taps, n, i);
+      case 9: return RowPassShared<9, R>(d, acc, row, taps, n, i);
+      case 11: return RowPassShared<11, R>(d, acc, row, taps, n, i);
+      case 13: return RowPassShared<13, R>(d, acc, row, taps, n, i);
+      default: return i;
+    }
+  } else {
+    (void)d, (void)acc, (void)row, (void)step, (void)taps, (void)count, (void)n;
+    return i;
+  }
+}
+#endif  // !HWY_HAVE_SCALABLE
+#endif  // HWY_NATIVE_FMA
 
 // FmaRows from sample i of the rows on.
 void RowsFrom(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps,
@@ -137,6 +216,9 @@ void RowsFrom(float* HWY_RESTRICT acc, const float* const* rows, int nrows, std:
 #if HWY_NATIVE_FMA
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
+#if !HWY_HAVE_SCALABLE
+  if (nrows == 1 && fresh) i = RowPassFast(d, acc, rows[0], step, taps, count, n, i);
+#endif
   for (; i + 8 * N <= n; i += 8 * N) Block8(d, acc, rows, nrows, step, taps, count, i, fresh);
   for (; i + N <= n; i += N) Block1(d, acc, rows, nrows, step, taps, count, i, fresh);
   // The last samples of a row one at a time, in the same tap order.
