@@ -1,7 +1,8 @@
 // The CPU backend's vector loops (Highway, core/src/cpu/simd_rows.cpp) are taken on this machine when
 // the build has Highway and the CPU an FMA target, and give the scalar loops' bits exactly: widths
-// of 1, 7, 61 and 257 columns (every vector tail), every pixel type, 1, 3 and 4 channels, separable,
-// 2-D and combined stages, a chain, and the kernel that streams from the source.
+// of 1, 7, 61 and 257 columns (every vector tail), every pixel type, 1, 3 and 4 channels, separable
+// (3 to 13 taps: every row pass with shared loads, and 31), 2-D and combined stages, chains, and the
+// kernel that streams from the source.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -46,12 +47,13 @@ TEST(CpuSimd, TakenWhereTheBuildAndCpuAllow) {
 TEST(CpuSimd, EqualsScalarBitwiseOnEveryTail) {
   const ScalarGuard guard;
   const std::vector<std::vector<std::string>> chains = {
-      {"gaussian:sigma=1.5"},                 // separable, 9 taps, from the source
-      {"gaussian:sigma=5,radius=15"},         // separable, 31 taps
-      {"sharpen:amount=0.7"},                 // 2-D 3x3
-      {"sobel"},                              // magnitude of two convolutions
-      {"unsharp:sigma=2,amount=1.5"},         // a 2-D kernel
-      {"box:radius=2", "sharpen:amount=1"}};  // a chain (later stages from padded planes)
+      {"gaussian:sigma=1.5"},                                      // separable, 9 taps, from the source
+      {"gaussian:sigma=5,radius=15"},                              // separable, 31 taps
+      {"gaussian:sigma=2,radius=5", "gaussian:sigma=2,radius=6"},  // 11 and 13 taps (shared row loads)
+      {"sharpen:amount=0.7"},                                      // 2-D 3x3
+      {"sobel"},                                                   // magnitude of two convolutions
+      {"unsharp:sigma=2,amount=1.5"},                              // a 2-D kernel
+      {"box:radius=2", "sharpen:amount=1"}};                       // a chain (later stages from padded planes)
   const PixelType types[] = {PixelType::U8, PixelType::U16, PixelType::F32};
   const std::uint32_t seed = test::test_seed(14);
   for (const int width : {1, 7, 61, 257})

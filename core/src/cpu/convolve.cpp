@@ -112,25 +112,48 @@ void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t st
         acc, [&](int k) { return rows[r] + k * step; }, taps + static_cast<std::size_t>(r) * count, count, n);
 }
 
-// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh rows:
-// row r is computed once, when the first output that needs it comes up, so the intermediate stays in
-// cache (kh rows of the tile's width) instead of making a round trip through memory. `source_row(r, n)`
-// returns padded input row r of the rows the column pass needs, its first column the first the row pass
-// reads.
+// Two neighbouring output rows of a column pass: fma_rows over lines[0 .. count) into acc0 and over
+// lines[1 .. count] into acc1, one tap per line, from 0 — the same FMAs in the same order as two
+// fma_rows calls, with each line loaded once for both outputs where there are vector loops.
+void fma_column2(float* acc0, float* acc1, const float* const* lines, const float* taps, int count, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::fma_column2(acc0, acc1, lines, taps, count, n);
+    return;
+  }
+#endif
+  fma_rows(acc0, lines, count, 0, taps, 1, n, true);
+  fma_rows(acc1, lines + 1, count, 0, taps, 1, n, true);
+}
+
+// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh + 1
+// rows: row r is computed once, when the first output that needs it comes up, so the intermediate
+// stays in cache (kh + 1 rows of the tile's width) instead of making a round trip through memory.
+// The column pass takes two output rows at once (fma_column2), the last one alone when oh is odd.
+// `source_row(r)` returns padded input row r of the rows the column pass needs, its first column the
+// first the row pass reads.
 template <class SourceRow> void separable_rows(const Convolution& conv, Plane& out, SourceRow&& source_row) {
   thread_local std::vector<float> ring;
   thread_local std::vector<const float*> column;
   const int C = out.channels, kw = conv.kernel.width, kh = conv.kernel.height, oh = out.rect.height;
   const std::size_t n = out.stride();
-  ring.resize(static_cast<std::size_t>(kh) * n);
-  column.resize(kh);
-  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % kh) * n; };
+  const int slots = kh + 1;
+  ring.resize(static_cast<std::size_t>(slots) * n);
+  column.resize(slots);
+  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % slots) * n; };
   auto row_pass = [&](int r) {
     const float* src = source_row(r);
     fma_rows(slot(r), &src, 1, C, conv.row.data(), kw, n, true);
   };
   for (int r = 0; r + 1 < kh; ++r) row_pass(r);
-  for (int y = 0; y < oh; ++y) {
+  int y = 0;
+  for (; y + 1 < oh; y += 2) {
+    row_pass(y + kh - 1);
+    row_pass(y + kh);
+    for (int k = 0; k <= kh; ++k) column[k] = slot(y + k);
+    fma_column2(out.row(y), out.row(y + 1), column.data(), conv.col.data(), kh, n);
+  }
+  if (y < oh) {
     row_pass(y + kh - 1);
     for (int k = 0; k < kh; ++k) column[k] = slot(y + k);
     fma_rows(out.row(y), column.data(), kh, 0, conv.col.data(), 1, n, true);
@@ -164,7 +187,15 @@ TF_MULTIVERSION void float_to_u8(const float* __restrict s, std::uint8_t* __rest
 TF_MULTIVERSION void float_to_u16(const float* __restrict s, std::uint16_t* __restrict d, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint16_t>(static_cast<int>(s[i]));
 }
-void to_float(const std::uint8_t* s, float* d, std::size_t n) { u8_to_float(s, d, n); }
+void to_float(const std::uint8_t* s, float* d, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::u8_to_float(s, d, n);
+    return;
+  }
+#endif
+  u8_to_float(s, d, n);
+}
 void to_float(const std::uint16_t* s, float* d, std::size_t n) { u16_to_float(s, d, n); }
 void to_float(const float* s, float* d, std::size_t n) { std::memcpy(d, s, n * sizeof(float)); }
 
@@ -379,6 +410,21 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 namespace {
 
+// quantize(p, dst's type) then store(p, dst): an 8-bit image's in one vector pass over p, the same
+// bits (p is left unquantized then); other types, or without a vector target, those two.
+void quantize_store(Plane& p, const ImageView& dst) {
+#if TF_HAVE_HWY
+  if (dst.format.type == PixelType::U8 && vector_target()) {
+    const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
+    for (int y = 0; y < p.rect.height; ++y)
+      simd::quantize_to_u8(p.row(y), dst.row_as<std::uint8_t>(p.rect.y + y) + x0, p.stride());
+    return;
+  }
+#endif
+  quantize(p, dst.format.type);
+  store(p, dst);
+}
+
 // A first stage that is one separable convolution (FMAs), straight from the source: each padded
 // input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
 // held — with a 2000-pixel halo that plane is (tile + 4000)^2 pixels. The same FMAs in the same
@@ -387,6 +433,9 @@ bool streams_from_source(const Stage& stage, PixelType type) {
   if (stage.combine != Combine::Single || !stage.convs[0].separable) return false;
   return !(stage.convs[0].box_sum && type != PixelType::F32);
 }
+
+// How many rows ahead separable_from_source asks for the source row it will convert.
+constexpr int kPrefetchRows = 2;
 
 void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
                            Plane& out) {
@@ -404,6 +453,18 @@ void separable_from_source(const ImageView& src, const Rect& in_rect, const Bord
   const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
   line.resize(static_cast<std::size_t>(row_rect.width) * C);
   separable_rows(conv, out, [&](int r) {
+#if defined(__GNUC__)
+    // The in-image span of the source row kPrefetchRows ahead, into the cache while this one is
+    // converted and row-passed: a tile's rows are short runs a whole image row apart, which the
+    // hardware prefetchers do not follow across. A hint only: no bits depend on it.
+    const int ahead = border_index(in_rect.y + r + kPrefetchRows, src.height, border.mode);
+    if (ahead >= 0 && x_hi > x_lo) {
+      const std::size_t sample_bytes = bytes_per_sample(src.format.type);
+      const std::size_t span_bytes = static_cast<std::size_t>(x_hi - x_lo) * C * sample_bytes;
+      const std::byte* p = src.row(ahead) + static_cast<std::size_t>(xmap[x_lo]) * C * sample_bytes;
+      for (std::size_t b = 0; b < span_bytes; b += 64) __builtin_prefetch(p + b);
+    }
+#endif
     const int sy = border_index(in_rect.y + r, src.height, border.mode);
     if (sy < 0) {
       std::fill(line.begin(), line.end(), fill);
@@ -433,11 +494,13 @@ void filter_tile(const TileJob& job, const Tile& tile) {
     if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
     else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
     else apply_stage(chain[s], a, b, type != PixelType::F32);
-    quantize(b, type);
-    if (s + 1 < chain.size()) resynthesize_border(b, job.src.width, job.src.height, border);
+    if (s + 1 < chain.size()) {  // the last stage's quantize goes with its store
+      quantize(b, type);
+      resynthesize_border(b, job.src.width, job.src.height, border);
+    }
     std::swap(a, b);
   }
-  store(a, job.dst);
+  quantize_store(a, job.dst);
 }
 
 }  // namespace tf::cpu
