@@ -5,13 +5,12 @@
 #include <array>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "../io/codec_checks.hpp"
+#include "../io/format_whole.hpp"
 #include "batch_internal.hpp"
 #include "tilefilter/error.hpp"
 
@@ -57,18 +56,8 @@ struct Work {
 };
 
 bool is_jpeg_path(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string ext = extension_of(path);
   return ext == ".jpg" || ext == ".jpeg";
-}
-
-std::vector<unsigned char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open", path));
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
-  return bytes;
 }
 
 constexpr std::array<unsigned char, 2> kEoi = {0xFF, 0xD9};
@@ -314,7 +303,7 @@ class BatchRun {
     w.index = i;
     JpegStreamInfo header;
     try {
-      w.bytes = read_bytes(item.input);
+      w.bytes = read_file(item.input, opt_.limits);
       header = jpeg_stream_info(w.bytes, item.input);
     } catch (const std::exception& e) {
       r.codec_note = fmt::format("not for the GPU codec: {}", e.what());
@@ -469,26 +458,44 @@ class BatchRun {
     w.bytes = {};
     w.charge = Charge();
     if (!decode_on_cpu(i, 0, w)) return;
-    if (!chain_.empty()) {
-      JobOptions job = opt_.job;
-      job.cancel = opt_.abort;
-      job.progress = nullptr;
-      const double t0 = tel_.now();
-      try {
-        w.dst = Image(w.src.width(), w.src.height(), w.src.format(), pool_.allocator());
-        const JobReport rep = run_filter(w.src.view(), w.dst.view(), chain_, {devices_[d]}, job);
-        record(i, rep, false, d, t0);
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::Cancelled) return discard(i);
-        return fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
-      } catch (const std::exception& e) {
-        return fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
-      }
-      const std::size_t src_bytes = w.src.size_bytes();
-      w.src = Image();
-      w.charge.release(src_bytes);
+    if (chain_.empty()) {
+      waiting(i);
+      to_encode_.push(std::move(w));
+      return;
     }
-    waiting(i);
+    const double t0 = tel_.now();
+    JobReport rep;
+    if (!filter_file(w, {devices_[d]}, rep)) return;
+    record(i, rep, false, d, t0);
+    send_to_encoder(std::move(w));
+  }
+
+  // Filters w.src into w.dst on `devs`; false when the file failed or was discarded (reported
+  // here). The records and the source's release are the caller's, once it has freed the devices.
+  bool filter_file(Work& w, const std::vector<DevicePtr>& devs, JobReport& rep) {
+    const int i = w.index;
+    JobOptions job = opt_.job;
+    job.cancel = opt_.abort;
+    job.progress = nullptr;
+    try {
+      w.dst = Image(w.src.width(), w.src.height(), w.src.format(), pool_.allocator());
+      rep = run_filter(w.src.view(), w.dst.view(), chain_, devs, job);
+      return true;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Cancelled) discard(i);
+      else fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+    } catch (const std::exception& e) {
+      fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
+    }
+    return false;
+  }
+
+  // A filtered file: its source's memory goes back, and it waits for an encoder.
+  void send_to_encoder(Work&& w) {
+    const std::size_t src_bytes = w.src.size_bytes();
+    w.src = Image();
+    w.charge.release(src_bytes);
+    waiting(w.index);
     to_encode_.push(std::move(w));
   }
 
@@ -539,30 +546,13 @@ class BatchRun {
       if (debug_log())
         std::fprintf(stderr, "[batch] file %d %dx%d -> %s\n", i, w->src.width(), w->src.height(),
                      split ? "all devices" : devices_[d]->info().id.c_str());
-      JobOptions job = opt_.job;
-      job.cancel = opt_.abort;
-      job.progress = nullptr;
       const double t0 = tel_.now();
-      bool ok = false;
       JobReport rep;
-      try {
-        w->dst = Image(w->src.width(), w->src.height(), w->src.format(), pool_.allocator());
-        rep = run_filter(w->src.view(), w->dst.view(), chain_, devs, job);
-        ok = true;
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::Cancelled) discard(i);
-        else fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
-      } catch (const std::exception& e) {
-        fail(i, fmt::format("{}: filter failed: {}", plan_.items[i].input, e.what()));
-      }
+      const bool ok = filter_file(*w, devs, rep);
       give_devices(split);
       if (!ok) continue;
       record(i, rep, split, d, t0);
-      const std::size_t src_bytes = w->src.size_bytes();
-      w->src = Image();
-      w->charge.release(src_bytes);
-      waiting(i);
-      to_encode_.push(std::move(*w));
+      send_to_encoder(std::move(*w));
     }
   }
 

@@ -98,8 +98,6 @@ std::size_t check_readable_file(const std::string& path) {
   return size;
 }
 
-namespace {
-
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
   const std::size_t size = check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
@@ -114,6 +112,8 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
   return bytes;
 }
+
+namespace {
 
 void stb_sink(void* context, void* data, int size) {
   auto* v = static_cast<std::vector<unsigned char>*>(context);

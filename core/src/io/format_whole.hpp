@@ -13,6 +13,8 @@ namespace tf {
 std::string extension_of(const std::string& path);  // lower case, with the dot
 // Throws tf::Error for a missing file, a directory or an empty file; returns the size in bytes.
 std::size_t check_readable_file(const std::string& path);
+// The whole file, after check_readable_file and limits.max_file_bytes (tf::Error naming the file).
+std::vector<unsigned char> read_file(const std::string& path, const Limits& limits);
 
 // Reads the file into memory and decodes it with stb / TurboJPEG / OpenCV; `codec` receives which.
 Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc, std::string* codec);
