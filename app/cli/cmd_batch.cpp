@@ -175,21 +175,20 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     }
   }
   double dec_mpix = 0, enc_mpix = 0, gpu_dec_mpix = 0;
-  int dec_n = 0, enc_n = 0, gpu_dec_n = 0, gpu_enc_n = 0, sent_back = 0;
+  int dec_n = 0, enc_n = 0, gpu_dec_n = 0, gpu_enc_n = 0;
   double gpu_dec_s = 0, gpu_enc_s = 0;
   for (const auto& f : r.files) {
     const double m = static_cast<double>(f.width) * f.height / 1e6;
-    const bool gpu_dec = f.decoder.starts_with("nvjpeg"), gpu_enc = f.encoder.starts_with("nvjpeg");
-    sent_back += f.status == FileResult::Status::Ok && !f.codec_note.empty();
+    const bool gpu_dec = is_gpu_codec(f.decoder), gpu_enc = is_gpu_codec(f.encoder);
     if (gpu_dec) gpu_dec_mpix += m, ++gpu_dec_n, gpu_dec_s += f.decode_s;
     if (gpu_enc) ++gpu_enc_n, gpu_enc_s += f.encode_s;
     if (f.decode_s > 0 && !gpu_dec) dec_mpix += m, ++dec_n;
     if (f.encode_s > 0 && !gpu_enc) enc_mpix += m, ++enc_n;
   }
-  if (r.gpu_codec_lanes > 0)
+  if (const int sent_back = gpu_codec_counts(r).sent_to_cpu; r.gpu_codec_lanes > 0)
     fmt::print("GPU codec: {} files decoded ({:.1f} Mpix, {}), {} encoded ({}) by {} workers{}\n", gpu_dec_n,
                gpu_dec_mpix, seconds(gpu_dec_s), gpu_enc_n, seconds(gpu_enc_s), r.gpu_codec_lanes,
-               sent_back ? fmt::format("; {} sent to the CPU codec (see the report's codec_note)", sent_back) : "");
+               sent_back > 0 ? fmt::format("; {} sent to the CPU codec (see the report's codec_note)", sent_back) : "");
   else if (!r.codec_note.empty() && r.codec != "cpu" &&
            std::any_of(r.device_names.begin(), r.device_names.end(),
                        [](const std::string& d) { return d.find("gpu") != std::string::npos; }))
@@ -201,13 +200,13 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
              r.decode_threads, per_core(dec_mpix, r.decode_cpu_s),
              codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
-               return f.decode_s > 0 && !f.decoder.starts_with("nvjpeg") ? f.decoder : none;
+               return f.decode_s > 0 && !is_gpu_codec(f.decoder) ? f.decoder : none;
              }));
   fmt::print("encode: {} files, {:.1f} Mpix, {} in {} threads{} ({})\n", enc_n, enc_mpix, seconds(r.encode_s),
              r.encode_threads, per_core(enc_mpix, r.encode_cpu_s),
              codecs_used(r, [](const FileResult& f) -> const std::string& {
                static const std::string none;
-               return f.encode_s > 0 && !f.encoder.starts_with("nvjpeg") ? f.encoder : none;
+               return f.encode_s > 0 && !is_gpu_codec(f.encoder) ? f.encoder : none;
              }));
   const std::size_t shown = 20;
   if (!r.skipped.empty()) {

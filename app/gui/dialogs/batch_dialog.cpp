@@ -422,9 +422,8 @@ void BatchDialog::finished() {
           .arg(r.wall_s, 0, 'f', 2)
           .arg(r.decode_s, 0, 'f', 2)
           .arg(r.encode_s, 0, 'f', 2));
-  int on_gpu = 0;
-  for (const auto& f : r.files) on_gpu += f.status == FileResult::Status::Ok && f.decoder.starts_with("nvjpeg");
-  if (r.gpu_codec_lanes > 0) summary_->setText(summary_->text() + tr(" · %1 JPEGs decoded on the GPU").arg(on_gpu));
+  if (r.gpu_codec_lanes > 0)
+    summary_->setText(summary_->text() + tr(" · %1 JPEGs decoded on the GPU").arg(gpu_codec_counts(r).decoded));
   if (failed)
     messages_->show_message(MessageBar::Level::Warning,
                             tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total));

@@ -139,6 +139,15 @@ inline constexpr int kDefaultGpuCodecBatch = 8;
 BatchReport run_batch(const BatchOptions& options);
 std::string batch_report_json(const BatchReport& report);
 
+// Whether a FileResult's decoder or encoder is a GPU codec ("nvjpeg-hardware", "nvjpeg-cuda", "nvjpeg").
+bool is_gpu_codec(const std::string& codec);
+// Of the files that ended ok: how many a GPU codec decoded and encoded, and how many were meant for
+// it but went to the CPU codec (with a codec_note).
+struct GpuCodecCounts {
+  int decoded = 0, encoded = 0, sent_to_cpu = 0;
+};
+GpuCodecCounts gpu_codec_counts(const BatchReport& report);
+
 // ---- One batch over several processes (MPI ranks; app/cli/batch_mpi.cpp) ----
 // run_batch(options) is prepare_batch, then run_batch(options, plan, nullptr). Spread over
 // processes, only one prepares (walks IN_DIR, cleans OUT_DIR's stale temporaries, checks and writes

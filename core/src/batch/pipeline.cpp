@@ -173,8 +173,8 @@ class BatchRun {
       }
     for (const auto& r : results_) {
       // The codec threads' totals: a GPU codec's times are its own (FileResult, records).
-      if (!r.decoder.starts_with("nvjpeg")) report.decode_s += r.decode_s;
-      if (!r.encoder.starts_with("nvjpeg")) report.encode_s += r.encode_s;
+      if (!is_gpu_codec(r.decoder)) report.decode_s += r.decode_s;
+      if (!is_gpu_codec(r.encoder)) report.encode_s += r.encode_s;
       report.decode_cpu_s += r.decode_cpu_s;
       report.encode_cpu_s += r.encode_cpu_s;
       if (r.status == Status::Ok) report.megapixels += static_cast<double>(r.width) * r.height / 1e6;

@@ -33,18 +33,12 @@ int BatchReport::exit_code() const {
 namespace {
 // Where JPEGs were decoded and encoded: as asked, the GPU codec workers, and how many files each did.
 nlohmann::ordered_json codec_summary(const BatchReport& r) {
-  int gpu_decoded = 0, gpu_encoded = 0, sent_back = 0;
-  for (const auto& f : r.files) {
-    if (f.status != FileResult::Status::Ok) continue;
-    gpu_decoded += f.decoder.starts_with("nvjpeg");
-    gpu_encoded += f.encoder.starts_with("nvjpeg");
-    sent_back += !f.codec_note.empty();
-  }
+  const GpuCodecCounts n = gpu_codec_counts(r);
   nlohmann::ordered_json j{{"asked", r.codec},
                            {"gpu_workers", r.gpu_codec_lanes},
-                           {"files_decoded_on_gpu", gpu_decoded},
-                           {"files_encoded_on_gpu", gpu_encoded},
-                           {"files_sent_to_cpu", sent_back}};
+                           {"files_decoded_on_gpu", n.decoded},
+                           {"files_encoded_on_gpu", n.encoded},
+                           {"files_sent_to_cpu", n.sent_to_cpu}};
   if (!r.codec_note.empty()) j["note"] = r.codec_note;
   return j;
 }
@@ -159,6 +153,19 @@ std::string batch_report_json(const BatchReport& r) {
     out["ranks"] = std::move(ranks);
   }
   return out.dump(2) + "\n";
+}
+
+bool is_gpu_codec(const std::string& codec) { return codec.starts_with("nvjpeg"); }
+
+GpuCodecCounts gpu_codec_counts(const BatchReport& report) {
+  GpuCodecCounts n;
+  for (const auto& f : report.files) {
+    if (f.status != FileResult::Status::Ok) continue;
+    n.decoded += is_gpu_codec(f.decoder);
+    n.encoded += is_gpu_codec(f.encoder);
+    n.sent_to_cpu += !f.codec_note.empty();
+  }
+  return n;
 }
 
 }  // namespace tf
