@@ -27,17 +27,6 @@ void put_image(const std::string& path, int w, int h, Format f, std::uint32_t se
 }
 }  // namespace
 
-std::vector<unsigned char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed) {
   MixedFolder m;
   const Format rgb{PixelType::U8, 3}, rgba{PixelType::U8, 4}, gray{PixelType::U8, 1};

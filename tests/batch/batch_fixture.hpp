@@ -23,9 +23,6 @@ MixedFolder make_mixed_folder(const std::string& root, std::uint32_t seed);
 std::vector<std::string> make_flat_folder(const std::string& root, int count, int width, int height,
                                           std::uint32_t seed);
 
-std::vector<unsigned char> read_bytes(const std::string& path);
-void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes);
-
 // Files under `dir` whose name is a tf::temporary_name_for() name.
 std::vector<std::string> temporaries_under(const std::string& dir);
 // Regular files under `dir`, relative, sorted; the batch job record (.tilefilter-batch.json) left out.

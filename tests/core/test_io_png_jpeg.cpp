@@ -34,15 +34,8 @@
 namespace tf {
 namespace {
 
-std::vector<unsigned char> read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
-void write_bytes(const std::string& p, const std::vector<unsigned char>& b) {
-  std::ofstream(p, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
+using test::read_bytes;
+using test::write_bytes;
 
 void write_with(const io::FormatCodec& codec, const std::string& path, const ImageView& img, const Metadata& md = {},
                 const WriteOptions& options = {}, int band = 5) {

@@ -59,14 +59,8 @@ Image read_tiff(const std::string& path, int band = 7, ImageInfo* info = nullptr
   return img;
 }
 
-std::vector<unsigned char> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
+using test::read_bytes;
+using test::write_bytes;
 
 std::vector<std::string> compressions() {
   std::vector<std::string> c{"none", "deflate", "lzw"};

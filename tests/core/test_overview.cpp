@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "jpeg_maker.hpp"
 #include "test_support.hpp"
 #include "tilefilter/error.hpp"
 #include "tilefilter/io.hpp"
@@ -23,9 +24,6 @@
 
 #ifdef TF_HAVE_LIBTIFF
 #include <tiffio.h>
-#endif
-#ifdef TF_HAVE_LIBJPEG
-#include <jpeglib.h>
 #endif
 
 namespace tf {
@@ -400,28 +398,9 @@ Image smooth_random(int w, int h, int ch, std::uint32_t seed) {
 
 // libjpeg's own defaults: 4:2:0 for colour; progressive on request.
 void write_jpeg(const std::string& path, const ImageView& v, bool progressive) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_TRUE(f);
-  jpeg_stdio_dest(&c, f);
-  c.image_width = static_cast<JDIMENSION>(v.width);
-  c.image_height = static_cast<JDIMENSION>(v.height);
-  c.input_components = v.format.channels;
-  c.in_color_space = v.format.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 90, TRUE);
-  if (progressive) jpeg_simple_progression(&c);
-  jpeg_start_compress(&c, TRUE);
-  for (int y = 0; y < v.height; ++y) {
-    JSAMPROW row = reinterpret_cast<JSAMPROW>(v.row(y));
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::fclose(f);
+  test::JpegShape shape;
+  shape.progressive = progressive;
+  test::write_bytes(path, test::libjpeg_encode(v, shape));
 }
 
 struct JpegCase {

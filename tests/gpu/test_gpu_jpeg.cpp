@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <cuda_runtime.h>
@@ -263,25 +262,20 @@ TEST(GpuJpeg, AThousandFilesWithoutDeviceMemoryGrowth) {
   EXPECT_EQ(l->reserved_bytes(), held);
 }
 
-void write_file(const std::string& path, const std::vector<unsigned char>& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 TEST(GpuJpeg, BatchSendsWhatTheGpuCannotTakeToTheCpu) {
   TF_REQUIRE_GPU_JPEG();
   test::TempDir dir;
   fs::create_directories(dir / "in");
-  write_file(dir / "in/a444.jpg", photo_jpeg(kShapes[0], 900, 700, test::test_seed(1001)));
-  write_file(dir / "in/b420.jpg", photo_jpeg(kShapes[2], 1201, 803, test::test_seed(1002)));
-  write_file(dir / "in/c_gray.jpg", photo_jpeg(kShapes[3], 640, 480, test::test_seed(1003)));
+  test::write_bytes(dir / "in/a444.jpg", photo_jpeg(kShapes[0], 900, 700, test::test_seed(1001)));
+  test::write_bytes(dir / "in/b420.jpg", photo_jpeg(kShapes[2], 1201, 803, test::test_seed(1002)));
+  test::write_bytes(dir / "in/c_gray.jpg", photo_jpeg(kShapes[3], 640, 480, test::test_seed(1003)));
   const Image img = make_test_image(400, 300, Format{PixelType::U8, 3}, 4, Pattern::Photo);
   test::JpegShape progressive;
   progressive.progressive = true;
-  write_file(dir / "in/d_prog.jpg", test::libjpeg_encode(img.view(), progressive));
+  test::write_bytes(dir / "in/d_prog.jpg", test::libjpeg_encode(img.view(), progressive));
   auto cut = photo_jpeg(kShapes[2], 500, 400, test::test_seed(1004));
   cut.resize(cut.size() / 2);
-  write_file(dir / "in/e_cut.jpg", cut);
+  test::write_bytes(dir / "in/e_cut.jpg", cut);
   // Metadata travels into the GPU encoder's stream.
   Metadata md;
   md.orientation = 6;

@@ -26,6 +26,10 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
+// A file's bytes (empty when it cannot be read), and bytes written to a file (its folder made first).
+std::vector<unsigned char> read_bytes(const std::string& path);
+void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes);
+
 // Runs the tilefilter CLI with arguments (a shell string); returns the exit code, output in `out`.
 int run_cli(const std::string& args, std::string* out = nullptr);
 
