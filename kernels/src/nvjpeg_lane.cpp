@@ -184,17 +184,22 @@ class NvjpegLane final : public GpuJpegLane {
   void prepare(Item& it) {
     const GpuJpegJob& job = *it.job;
     const std::string& name = job.name;
-    check(nvjpegJpegStreamParseHeader(handle_.value, job.jpeg.data(), job.jpeg.size(), parsed_.value), name,
-          "header parse");
+    // One parse a file: the whole stream where the hardware decoder may take it (it needs the whole
+    // stream to say whether it does), the header alone otherwise.
+    const nvjpegJpegStream_t parsed = hw_.value ? hw_parsed_.value : parsed_.value;
+    if (hw_.value)
+      check(nvjpegJpegStreamParse(hw_.value, job.jpeg.data(), job.jpeg.size(), 0, 0, parsed), name, "parse");
+    else
+      check(nvjpegJpegStreamParseHeader(handle_.value, job.jpeg.data(), job.jpeg.size(), parsed), name, "header parse");
     nvjpegJpegEncoding_t encoding{};
-    check(nvjpegJpegStreamGetJpegEncoding(parsed_.value, &encoding), name, "encoding query");
+    check(nvjpegJpegStreamGetJpegEncoding(parsed, &encoding), name, "encoding query");
     if (encoding != NVJPEG_ENCODING_BASELINE_DCT && encoding != NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN)
       throw Error(ErrorKind::Decode,
                   fmt::format("{}: {} JPEG (the GPU codec decodes sequential DCT streams)", name,
                               encoding == NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN ? "progressive" : "lossless"));
     unsigned int components = 0, width = 0, height = 0;
-    check(nvjpegJpegStreamGetComponentsNum(parsed_.value, &components), name, "component query");
-    check(nvjpegJpegStreamGetFrameDimensions(parsed_.value, &width, &height), name, "size query");
+    check(nvjpegJpegStreamGetComponentsNum(parsed, &components), name, "component query");
+    check(nvjpegJpegStreamGetFrameDimensions(parsed, &width, &height), name, "size query");
     if (components != 1 && components != 3)
       throw Error(ErrorKind::Decode,
                   fmt::format("{}: JPEG of {} components (the GPU codec takes 1 or 3)", name, components));
@@ -221,9 +226,8 @@ class NvjpegLane final : public GpuJpegLane {
     }
     if (hw_.value) {
       int unsupported = 1;
-      check(nvjpegJpegStreamParse(hw_.value, job.jpeg.data(), job.jpeg.size(), 0, 0, hw_parsed_.value), name, "parse");
-      it.hardware = nvjpegDecodeBatchedSupported(hw_.value, hw_parsed_.value, &unsupported) == NVJPEG_STATUS_SUCCESS &&
-                    unsupported == 0;
+      it.hardware =
+          nvjpegDecodeBatchedSupported(hw_.value, parsed, &unsupported) == NVJPEG_STATUS_SUCCESS && unsupported == 0;
     }
   }
 
