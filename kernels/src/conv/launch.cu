@@ -81,7 +81,9 @@ template <int C, typename T> void launch_typed(const LaunchShape& shape, ConvArg
     else launch(&conv::separable_kernel<C, T, 0, 0>, shape, stream, a, shape.stage_rows);
   } else {
     a.taps_per_chunk_rows = shape.kernel_rows_per_chunk;
-    if (shape.blocks_per_multiprocessor <= 2) launch(&conv::general_kernel<C, T, 0, 2>, shape, stream, a);
+    if (shape.blocks_per_multiprocessor <= 2 && shape.problem.kw == 31)
+      launch(&conv::general_kernel<C, T, 31, 2>, shape, stream, a);
+    else if (shape.blocks_per_multiprocessor <= 2) launch(&conv::general_kernel<C, T, 0, 2>, shape, stream, a);
     else if (shape.problem.kw == 9) launch(&conv::general_kernel<C, T, 9, 4>, shape, stream, a);
     else launch(&conv::general_kernel<C, T, 0, 4>, shape, stream, a);
   }

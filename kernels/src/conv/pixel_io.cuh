@@ -116,15 +116,29 @@ template <> struct Out<4, std::uint8_t> { unsigned int p; };
 template <> struct Out<4, std::uint16_t> { uint2 p; };
 template <> struct Out<4, float> { float4 p; };
 
+// Two rounded samples saturated and packed by one instruction: d = hi:lo as two u16, or
+// (c << 16) | hi:lo as two u8 over c's low half. __float2int_rn rounds to nearest-even and saturates
+// to int (NaN to 0), so F2I + pack is quantized_bits()'s clamp-then-round, sample for sample.
+__device__ __forceinline__ unsigned int pack_u16x2(int hi, int lo) {
+  unsigned int d;
+  asm("cvt.pack.sat.u16.s32 %0, %1, %2;" : "=r"(d) : "r"(hi), "r"(lo));
+  return d;
+}
+__device__ __forceinline__ unsigned int pack_u8x2(int hi, int lo, unsigned int c) {
+  unsigned int d;
+  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(hi), "r"(lo), "r"(c));
+  return d;
+}
+
 template <int C, typename T> __device__ __forceinline__ Out<C, T> pack(const float (&o)[C]) {
   Out<C, T> r;
   if constexpr (C == 4 && sizeof(T) == 1) {
-    const unsigned int t0 = quantized_bits<T>(o[0]), t1 = quantized_bits<T>(o[1]), t2 = quantized_bits<T>(o[2]),
-                       t3 = quantized_bits<T>(o[3]);
-    r.p = __byte_perm(__byte_perm(t0, t1, 0x0040), __byte_perm(t2, t3, 0x0040), 0x5410);
+    const int t0 = __float2int_rn(o[0]), t1 = __float2int_rn(o[1]), t2 = __float2int_rn(o[2]),
+              t3 = __float2int_rn(o[3]);
+    r.p = pack_u8x2(t1, t0, pack_u8x2(t3, t2, 0u));
   } else if constexpr (C == 4 && sizeof(T) == 2) {
-    r.p = make_uint2(__byte_perm(quantized_bits<T>(o[0]), quantized_bits<T>(o[1]), 0x5410),
-                     __byte_perm(quantized_bits<T>(o[2]), quantized_bits<T>(o[3]), 0x5410));
+    r.p = make_uint2(pack_u16x2(__float2int_rn(o[1]), __float2int_rn(o[0])),
+                     pack_u16x2(__float2int_rn(o[3]), __float2int_rn(o[2])));
   } else if constexpr (C == 4) {
     r.p = make_float4(o[0], o[1], o[2], o[3]);
   } else {
@@ -194,14 +208,19 @@ template <int C, typename T>
 __device__ __forceinline__ void emit_column(const ConvArgs& a, int x, int y0, int y_end, const Px<C> (&v)[kRun]) {
   if (a.epilogue == Epilogue::Store) {
     unsigned char* row = reinterpret_cast<unsigned char*>(out_at<C, T>(a, x, y0));
-#pragma unroll
-    for (int j = 0; j < kRun; ++j) {
-      if (y0 + j < y_end) {
-        float o[C];
-        channels<C>(v[j], o);
-        put<C, T>(reinterpret_cast<T*>(row), pack<C, T>(o));
-      }
+    auto store = [&](int j) {
+      float o[C];
+      channels<C>(v[j], o);
+      put<C, T>(reinterpret_cast<T*>(row), pack<C, T>(o));
       row += a.out_pitch;
+    };
+    if (y0 + kRun <= y_end) {  // every run but a strip's last: no per-row guards
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) store(j);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kRun; ++j)
+        if (y0 + j < y_end) store(j);
     }
     return;
   }

@@ -17,6 +17,13 @@ namespace tf::cuda::conv {
 
 // Raw pixels a thread keeps in flight per staging batch.
 template <int C, typename T> constexpr int kSepBatch = 12 / raw_regs<C, T>() < 1 ? 1 : 12 / raw_regs<C, T>();
+// Registers for the halo columns of a chunk: 8, or with the width known at compile time just enough
+// for a full chunk of kSepStepRows rows if that is fewer (9 taps u8: 2 pixels a thread, where 8
+// unrolled slots mostly idled).
+template <int C, typename T, int KW>
+constexpr int kSepHaloRegs = KW > 0 && (S::kSepStepRows * (KW - 1) + S::kThreads - 1) / S::kThreads * raw_regs<C, T>() < 8
+                                 ? (S::kSepStepRows * (KW - 1) + S::kThreads - 1) / S::kThreads * raw_regs<C, T>()
+                                 : 8;
 
 // Separable convolution. Block (bx, seg) computes region columns [32 bx, 32 bx + 32) of rows
 // [seg * rows_per_block, ...). Staged input rows go through the row pass into a ring of float32
@@ -53,7 +60,7 @@ __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArg
   auto need = [&](int y) { return min(y + S::kSepStepRows, y_end) + kh - 1; };
   const int col0 = a.origin_x + bx;
   const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
-  ChunkStager<C, T, false, kSepBatch<C, T>, 16, 8> stager;
+  ChunkStager<C, T, false, kSepBatch<C, T>, 16, kSepHaloRegs<C, T, KW>> stager;
   int y = y_begin, next = y_begin;
   int n = min(L.stage_rows, need(y) - next);
   stager.issue(a, sx, n, L.cols, a.origin_y + next, col0, columns_shift, fill);

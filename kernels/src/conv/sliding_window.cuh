@@ -49,8 +49,9 @@ __device__ __forceinline__ void slide(Px<C> (&acc0)[kRun], Px<C> (&acc1)[kRun], 
 // with kernel row q - r: for i < kRun, acc[r][i] += sum_k w(k + i) * t[k - r * ts] (t = kernel row q's
 // taps, rows ts floats apart), k = 0..K-1 in order, as slide() per row. The taps of each 8-tap group
 // are read before its FMAs, as two 16-byte loads per row when Taps4 (t 16-byte aligned, rows padded
-// to a multiple of kRun): a quarter of the scalar loads. KC > 0 fixes K at compile time (no loop,
-// no guards on the last group).
+// to a multiple of kRun): a quarter of the scalar loads. KC > 0 fixes K at compile time: no guards
+// on the last group, and below 2 kRun no loop (31 taps keep the loop over groups: unrolled, the
+// rows overflow the instruction cache).
 template <int C, int R, int Lo, int Hi, int KC, bool Taps4, class Load>
 __device__ __forceinline__ void slide_rows(Px<C> (&acc)[R][kRun], int K, const float* t, int ts, Load load) {
   if constexpr (KC > 0) K = KC;
@@ -84,7 +85,7 @@ __device__ __forceinline__ void slide_rows(Px<C> (&acc)[R][kRun], int K, const f
     }
   };
   int k = 0;
-#pragma unroll(KC > 0 ? kRun : 1)
+#pragma unroll(KC > 0 && KC < 2 * kRun ? kRun : 1)
   for (; k + kRun <= K; k += kRun) group(k, false);
   if (k < K) group(k, true);
 }

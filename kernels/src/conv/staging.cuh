@@ -91,10 +91,14 @@ template <int C, typename T, bool Pad, int NB> struct Stager {
 // The fast path of staging, for chunks whose rows and columns all map to the buffer by a plain
 // shift (every block away from the image edges): no map lookups, no fill checks. Columns [0, 32)
 // go one per lane, 4 rows apart per warp; the halo columns [32, cols) are spread over all threads.
+// A batch that the chunk fills (every separable step after the first, the first batch of a 2-D
+// chunk) runs without per-row guards, from one row pointer per thread stepped by 4 rows; whether
+// another halo batch is needed is a block-uniform count, so it needs no barrier.
 template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct AffineStager {
   static constexpr int kMain =
       MainRegs / raw_regs<C, T>() >= 8 ? 8 : (MainRegs / raw_regs<C, T>() < 1 ? 1 : MainRegs / raw_regs<C, T>());
   static constexpr int kHalo = HaloRegs / raw_regs<C, T>() < 1 ? 1 : HaloRegs / raw_regs<C, T>();
+  static constexpr int kRowsPerBatch = 4 * kMain;  // 4 warps
   Raw<C, T> main[kMain], halo[kHalo];
 
   struct HaloCursor {
@@ -115,18 +119,48 @@ template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct Affine
     }
   };
 
-  __device__ __forceinline__ void issue(int rows, int cols, const unsigned char* p0, std::size_t pitch) {
+  // This thread's main-column pixel of chunk row `warp` (rows 4 apart follow at 4 * pitch).
+  __device__ __forceinline__ static const unsigned char* lane_row(const unsigned char* p0, std::size_t pitch) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    return p0 + static_cast<std::size_t>(warp) * pitch + static_cast<std::size_t>(lane) * sizeof(T) * C;
+  }
+
+  __device__ __forceinline__ void load_main(int r0, int rows, const unsigned char* p, std::size_t pitch) {
+    const int warp = threadIdx.x >> 5;
+    const std::size_t step = 4 * pitch;
+    p += static_cast<std::size_t>(r0) * pitch;
+    if (r0 + kRowsPerBatch <= rows) {
 #pragma unroll
-    for (int i = 0; i < kMain; ++i) {
-      const int r = warp + 4 * i;
-      if (r < rows) main[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(r) * pitch, lane);
+      for (int i = 0; i < kMain; ++i, p += step) main[i] = load_raw<C, T>(p, 0);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kMain; ++i, p += step)
+        if (r0 + warp + 4 * i < rows) main[i] = load_raw<C, T>(p, 0);
     }
+  }
+
+  __device__ __forceinline__ void store_main(int r0, int rows, Px<C>* st, int sw) const {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    Px<C>* d = st + (r0 + warp) * sw + phys<Pad>(lane);
+    if (r0 + kRowsPerBatch <= rows) {
+#pragma unroll
+      for (int i = 0; i < kMain; ++i) d[4 * i * sw] = to_px<C, T>(main[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kMain; ++i)
+        if (r0 + warp + 4 * i < rows) d[4 * i * sw] = to_px<C, T>(main[i]);
+    }
+  }
+
+  __device__ __forceinline__ void issue(int rows, int cols, const unsigned char* p0, std::size_t pitch) {
+    load_main(0, rows, lane_row(p0, pitch), pitch);
     if (cols > S::kBlockWidth) {
       HaloCursor at(cols, threadIdx.x);
+      const bool full = rows * at.extra >= S::kThreads * kHalo;
 #pragma unroll
       for (int i = 0; i < kHalo; ++i) {
-        if (at.r < rows) halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(at.r) * pitch, S::kBlockWidth + at.c);
+        if (full || at.r < rows)
+          halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(at.r) * pitch, S::kBlockWidth + at.c);
         at.advance();
       }
     }
@@ -134,37 +168,30 @@ template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct Affine
 
   __device__ __forceinline__ void store(Px<C>* st, int sw, int rows, int cols, const unsigned char* p0,
                                         std::size_t pitch) {
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-#pragma unroll
-    for (int i = 0; i < kMain; ++i) {
-      const int r = warp + 4 * i;
-      if (r < rows) st[r * sw + phys<Pad>(lane)] = to_px<C, T>(main[i]);
-    }
-    for (int r0 = warp + 4 * kMain; r0 < rows; r0 += 4 * kMain) {  // rows beyond the first batch
-#pragma unroll
-      for (int i = 0; i < kMain; ++i) {
-        const int r = r0 + 4 * i;
-        if (r < rows) main[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(r) * pitch, lane);
-      }
-#pragma unroll
-      for (int i = 0; i < kMain; ++i) {
-        const int r = r0 + 4 * i;
-        if (r < rows) st[r * sw + phys<Pad>(lane)] = to_px<C, T>(main[i]);
+    store_main(0, rows, st, sw);
+    if (rows > kRowsPerBatch) {  // rows beyond the first batch
+      const unsigned char* p = lane_row(p0, pitch);
+      for (int r0 = kRowsPerBatch; r0 < rows; r0 += kRowsPerBatch) {
+        load_main(r0, rows, p, pitch);
+        store_main(r0, rows, st, sw);
       }
     }
     if (cols > S::kBlockWidth) {
       HaloCursor at(cols, threadIdx.x);
-      for (;;) {
+      const int elements = rows * at.extra;
+      for (int done = 0;; done += S::kThreads * kHalo) {
+        const bool full = elements - done >= S::kThreads * kHalo;
 #pragma unroll
         for (int i = 0; i < kHalo; ++i) {
-          if (at.r < rows) st[at.r * sw + phys<Pad>(S::kBlockWidth + at.c)] = to_px<C, T>(halo[i]);
+          if (full || at.r < rows) st[at.r * sw + phys<Pad>(S::kBlockWidth + at.c)] = to_px<C, T>(halo[i]);
           at.advance();
         }
-        if (__syncthreads_or(at.r < rows) == 0) break;  // uniform; wide kernels need more batches
+        if (done + S::kThreads * kHalo >= elements) break;  // block-uniform: no barrier needed
         HaloCursor ahead = at;
+        const bool next_full = elements - done >= 2 * S::kThreads * kHalo;
 #pragma unroll
         for (int i = 0; i < kHalo; ++i) {
-          if (ahead.r < rows)
+          if (next_full || ahead.r < rows)
             halo[i] = load_raw<C, T>(p0 + static_cast<std::size_t>(ahead.r) * pitch, S::kBlockWidth + ahead.c);
           ahead.advance();
         }
