@@ -34,6 +34,13 @@ std::vector<FilterCase> filter_cases() {
   cases.push_back({"random5x3", {random_kernel_stage(5, 3, 12)}});
   cases.push_back({"random2x1", {random_kernel_stage(2, 1, 13)}});
   cases.push_back({"random63x63", {random_kernel_stage(63, 63, 14)}});
+  // Exact halves of integer samples, so that rounding ties to even decides every integer output: a
+  // 1x2 row, a rank-1 9x9 (the compile-time 9-tap separable kernel) and a 2-D 3x3.
+  std::vector<std::vector<double>> halves9(9, std::vector<double>(9, 0.0));
+  halves9[0][0] = halves9[0][1] = 0.5;
+  cases.push_back({"halves1x2", {kernel_stage("halves1x2", {{0.5, 0.5}})}});
+  cases.push_back({"halves9x9", {kernel_stage("halves9x9", halves9)}});
+  cases.push_back({"halves3x3", {kernel_stage("halves3x3", {{0.5, 0, 0}, {0, 0, 0}, {0, 0, 0.5}})}});
   cases.push_back({"random19x41", {random_kernel_stage(19, 41, 15)}});
   return cases;
 }

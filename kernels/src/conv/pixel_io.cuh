@@ -103,7 +103,9 @@ template <int C, typename T> __device__ __forceinline__ Px<C> to_px(const Raw<C,
 // Quantization of an integer output: core's std::min(std::max(std::rint(v), 0), hi), computed as
 // clamp then round (the same value for every v: rounding cannot cross 0 or hi the other way) and
 // rounded by adding 1.5 * 2^23, whose ulp is 1, so the add rounds to nearest-even. The result's low
-// 16 bits are the integer. Full-rate instructions only (rintf and float->int are quarter-rate).
+// 16 bits are the integer. Full-rate instructions only (rintf and float->int are quarter-rate). One-
+// and three-channel pixels and the FFT path take it; RGBA ones go through pack(), whose float->int
+// conversions the compiler fuses with the saturating packs (F2IP: two samples an instruction).
 template <typename T> __device__ __forceinline__ unsigned int quantized_bits(float v) {
   constexpr float hi = sizeof(T) == 1 ? 255.0f : 65535.0f;
   const float q = fminf(fmaxf(v, 0.0f), hi);
