@@ -20,10 +20,11 @@ template <int C, typename T> constexpr int kSepBatch = 12 / raw_regs<C, T>() < 1
 // Registers for the halo columns of a chunk: 8, or with the width known at compile time just enough
 // for a full chunk of kSepStepRows rows if that is fewer (9 taps u8: 2 pixels a thread, where 8
 // unrolled slots mostly idled).
-template <int C, typename T, int KW>
-constexpr int kSepHaloRegs = KW > 0 && (S::kSepStepRows * (KW - 1) + S::kThreads - 1) / S::kThreads * raw_regs<C, T>() < 8
-                                 ? (S::kSepStepRows * (KW - 1) + S::kThreads - 1) / S::kThreads * raw_regs<C, T>()
-                                 : 8;
+template <int C, typename T, int KW> constexpr int sep_halo_regs() {
+  const int chunk = (S::kSepStepRows * (KW - 1) + S::kThreads - 1) / S::kThreads * raw_regs<C, T>();
+  return KW > 0 && chunk < 8 ? chunk : 8;
+}
+template <int C, typename T, int KW> constexpr int kSepHaloRegs = sep_halo_regs<C, T, KW>();
 
 // Separable convolution. Block (bx, seg) computes region columns [32 bx, 32 bx + 32) of rows
 // [seg * rows_per_block, ...). Staged input rows go through the row pass into a ring of float32
