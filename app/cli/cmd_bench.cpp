@@ -29,6 +29,7 @@ struct BenchArgs {
   std::string mode = "all";
   std::string cpu_size = "1024x1024";
   std::string json;
+  std::string timeline;
   int repeats = 0;
   bool speedup = false;
   bool cpu_reference = false;
@@ -47,6 +48,13 @@ const std::vector<Workload>& default_workloads() {
                                                    {"2-D 9x9", "unsharp:sigma=1.3"},
                                                    {"2-D 31x31", "unsharp:sigma=5"}};
   return kWorkloads;
+}
+
+// A CSV field in double quotes (filter specs hold commas).
+std::string csv_field(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 std::pair<int, int> parse_size(const std::string& s, const char* flag) {
@@ -178,6 +186,7 @@ void run_bench(const BenchArgs& a) {
 
   std::vector<Row> rows;
   std::vector<std::string> speedup_json, cpu_json, pcie_json;
+  std::vector<std::string> timeline_rows;  // --timeline: every stage of each host-resident median run
   if (a.pcie && !ordinals.empty()) {
     fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
     for (std::size_t n = 1; n <= ordinals.size(); ++n) {
@@ -218,6 +227,11 @@ void run_bench(const BenchArgs& a) {
         print_row(r);
         rows.push_back(r);
       }
+      for (const auto& p : sp.points)
+        for (const auto& rec : p.records)
+          timeline_rows.push_back(fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{}", csv_field(wl.spec), p.device_count,
+                                              rec.device, rec.lane, to_string(rec.stage), rec.tile, rec.t0 * 1e3,
+                                              rec.t1 * 1e3, rec.bytes));
       if (a.speedup) {
         std::string points;
         fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n",
@@ -293,6 +307,13 @@ void run_bench(const BenchArgs& a) {
     if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
     fmt::print("\nwrote {}\n", a.json);
   }
+  if (!a.timeline.empty()) {
+    std::ofstream out(a.timeline);
+    out << "workload,devices,device,lane,stage,tile,start_ms,end_ms,bytes\n";
+    for (const auto& row : timeline_rows) out << row << '\n';
+    if (!out) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.timeline));
+    fmt::print("wrote {} ({} stages)\n", a.timeline, timeline_rows.size());
+  }
 }
 
 }  // namespace
@@ -311,6 +332,8 @@ void add_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--repeats", a->repeats, "timed runs per point (default 20 resident, 5 host)");
   cmd->add_option("--json", a->json, "also write the results to this JSON file");
+  cmd->add_option("--timeline", a->timeline,
+                  "write every upload/kernel/download of each host-resident median run to this CSV file");
   cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
   cmd->add_flag("--pcie", a->pcie, "also measure pinned host<->GPU copy bandwidth on 1..N GPUs");
   cmd->add_flag(

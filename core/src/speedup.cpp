@@ -44,6 +44,7 @@ SpeedupResult measure_speedup(const Image& src, const Chain& chain, const std::v
     p.speedup = result.points.empty() ? 1.0 : result.points.front().median_s / p.median_s;
     p.split = summarize(med.records, med.device_names, med.wall_s);
     p.split.resize(count);  // drop the fallback lane when it did nothing
+    p.records = med.records;
     result.points.push_back(std::move(p));
   }
   classify_bound(result);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,44 @@ TEST_F(Cli, HelpVersionFiltersDevices) {
     EXPECT_NE(out.find(f), std::string::npos) << f;
   EXPECT_EQ(test::run_cli("devices --devices cpu:2", &out), 0) << out;
   EXPECT_NE(out.find("cpu1"), std::string::npos) << out;
+}
+
+// `bench --timeline` writes every stage of each host-resident median run: one row per tile and
+// device count, times inside the run, the tile's bytes.
+TEST_F(Cli, BenchTimelineHasEveryTile) {
+  const std::string csv = dir / "timeline.csv";
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("bench --devices cpu:2 --mode host --size 200x150 --tile 64 --repeats 1 "
+                                      "-f gaussian:sigma=1.5 --timeline {}",
+                                      csv),
+                          &out),
+            0)
+      << out;
+  std::ifstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "workload,devices,device,lane,stage,tile,start_ms,end_ms,bytes");
+  int rows = 0;
+  std::set<std::pair<int, int>> tiles;  // (device count, tile)
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(line.rfind("\"gaussian:sigma=1.5\",", 0), 0u) << line;
+    int devices = 0, device = 0, lane = 0, tile = 0;
+    char stage[32] = {};
+    double t0 = 0, t1 = 0;
+    unsigned long long bytes = 0;
+    ASSERT_EQ(std::sscanf(line.c_str() + line.find("\",") + 2, "%d,%d,%d,%31[^,],%d,%lf,%lf,%llu", &devices, &device,
+                          &lane, stage, &tile, &t0, &t1, &bytes),
+              8)
+        << line;
+    EXPECT_EQ(std::string(stage), "compute") << line;
+    EXPECT_LE(t0, t1) << line;
+    EXPECT_GT(bytes, 0u) << line;
+    tiles.insert({devices, tile});
+  }
+  // 4 x 3 tiles of 64x64 for 200x150, for one CPU worker and then two.
+  EXPECT_EQ(rows, 24);
+  EXPECT_EQ(tiles.size(), 24u);
 }
 
 TEST_F(Cli, MissingFile) {

@@ -18,6 +18,7 @@ struct SpeedupPoint {
   double megapixels_per_s = 0;
   double speedup = 1, ideal = 1;
   std::vector<DeviceSummary> split;  // from the median run
+  std::vector<StageRecord> records;  // the median run's stages (seconds since its start), for a timeline
 };
 
 struct SpeedupResult {
