@@ -24,6 +24,12 @@ bool debug_log() {
   return on;
 }
 
+// With TILEFILTER_DEBUG: when a job reaches each phase, in ms since its start (where host-resident
+// jobs lose time before their first upload and after their last download).
+void debug_phase(const Telemetry& telemetry, const char* phase) {
+  if (debug_log()) std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", telemetry.now() * 1e3, phase);
+}
+
 struct QueuedTile {
   Tile tile;
   int attempt = 0;
@@ -76,6 +82,7 @@ class Run {
   }
 
   void execute() {
+    debug_phase(telemetry_, "run: start");
     std::vector<int> active;
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
       try {
@@ -87,12 +94,16 @@ class Run {
         excluded_devices_.insert(d);
       }
     }
+    debug_phase(telemetry_, "run: devices begun");
     std::vector<std::thread> workers;
     for (int d : active)
       for (int lane = 0; lane < devices_[d]->lanes(); ++lane) workers.emplace_back([this, d, lane] { work(d, lane); });
+    debug_phase(telemetry_, "run: workers started");
     if (active.empty()) work_on_fallback();  // every device failed to start: the CPU does it all
     for (auto& w : workers) w.join();
+    debug_phase(telemetry_, "run: workers joined");
     for (int d : active) devices_[d]->end();
+    debug_phase(telemetry_, "run: devices ended");
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -143,6 +154,7 @@ class Run {
 
   void work(int device, int lane) {
     Device& dev = *devices_[device];
+    debug_phase(telemetry_, "worker: running");
     while (auto q = next(device)) {
       bool ok = false;
       try {
@@ -175,6 +187,7 @@ class Run {
       }
       finished(ok);
     }
+    debug_phase(telemetry_, "worker: done");
   }
 
   void work_on_fallback() {
@@ -228,7 +241,9 @@ JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chai
   TileJob job{src, dst, &chain, options.border, options.faults, options.exact};
   JobReport report;
   const auto [first, end] = band_of(src, options);
+  debug_phase(telemetry, "pass: start");
   const TileSize tile = choose_tile_size(job, devices, options.schedule, end - first);
+  debug_phase(telemetry, "pass: tile size chosen");
   report.tile = tile;
   // Tiles of the band; their input rectangles still refer to the whole image, so borders are
   // synthesized exactly as when the whole image is filtered at once.
@@ -286,6 +301,7 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
     report.passes = static_cast<int>(chain.size());
   }
   report.wall_s = telemetry.now() - t0;
+  debug_phase(telemetry, "job: end");
   for (auto& d : devices) report.device_names.push_back(d->info().id);
   report.device_names.push_back("cpu-fallback");
   report.records = telemetry.records();
