@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -29,6 +32,85 @@ bool debug_log() {
 void debug_phase(const Telemetry& telemetry, const char* phase) {
   if (debug_log()) std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", telemetry.now() * 1e3, phase);
 }
+
+// Threads for the lanes of jobs, kept from one job to the next. Starting six threads a GPU took
+// 0.1-0.3 ms of each job before its first upload and joining them 0.14 ms after its last download
+// (one H200, 8192² RGBA8 from host memory: 5-7% of a 6.6 ms job; docs/performance.md). run_all()
+// hands every task to an idle thread, starting threads until each queued task has one (so all of a
+// job's lanes run at once, and concurrent jobs never wait for each other's threads), and returns
+// when its tasks are done, rethrowing the first exception one of them threw. The pool is never
+// destroyed: its threads may have used CUDA and must not be joined during the runtime's teardown at
+// exit; they wait on a condition variable until the process ends.
+class LanePool {
+ public:
+  static LanePool& instance() {
+    static LanePool* pool = new LanePool;
+    return *pool;
+  }
+
+  void run_all(std::vector<std::function<void()>> tasks) {
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::size_t left = tasks.size();
+    std::exception_ptr error;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& task : tasks)
+        queue_.push_back([&, task = std::move(task)] {
+          std::exception_ptr e;
+          try {
+            task();
+          } catch (...) {
+            e = std::current_exception();
+          }
+          std::lock_guard done(done_mutex);
+          if (e && !error) error = e;
+          if (--left == 0) done_cv.notify_all();
+        });
+      while (idle_ < static_cast<int>(queue_.size())) {
+        try {
+          std::thread([this] { loop(); }).detach();
+        } catch (const std::system_error&) {
+          if (threads_ > 0) break;  // the threads there are take the tasks in turn
+          queue_.clear();           // no thread could ever run them: only this call's tasks are queued
+          throw;
+        }
+        ++idle_;
+        ++threads_;
+      }
+    }
+    cv_.notify_all();
+    std::unique_lock done(done_mutex);
+    done_cv.wait(done, [&] { return left == 0; });
+    if (error) std::rethrow_exception(error);
+  }
+
+  int threads() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [this] { return !queue_.empty(); });
+      std::function<void()> task = std::move(queue_.front());
+      queue_.pop_front();
+      --idle_;
+      lock.unlock();
+      task();  // never throws: run_all's wrapper catches
+      lock.lock();
+      ++idle_;
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  int idle_ = 0;     // threads not running a task (including those just started)
+  int threads_ = 0;  // threads started so far
+};
 
 struct QueuedTile {
   Tile tile;
@@ -95,13 +177,12 @@ class Run {
       }
     }
     debug_phase(telemetry_, "run: devices begun");
-    std::vector<std::thread> workers;
+    std::vector<std::function<void()>> lanes;
     for (int d : active)
-      for (int lane = 0; lane < devices_[d]->lanes(); ++lane) workers.emplace_back([this, d, lane] { work(d, lane); });
-    debug_phase(telemetry_, "run: workers started");
+      for (int lane = 0; lane < devices_[d]->lanes(); ++lane) lanes.push_back([this, d, lane] { work(d, lane); });
     if (active.empty()) work_on_fallback();  // every device failed to start: the CPU does it all
-    for (auto& w : workers) w.join();
-    debug_phase(telemetry_, "run: workers joined");
+    else LanePool::instance().run_all(std::move(lanes));
+    debug_phase(telemetry_, "run: lanes done");
     for (int d : active) devices_[d]->end();
     debug_phase(telemetry_, "run: devices ended");
     if (error_) std::rethrow_exception(error_);
@@ -260,6 +341,8 @@ JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chai
 }
 
 }  // namespace
+
+int lane_threads() { return LanePool::instance().threads(); }
 
 JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
                      const std::vector<DevicePtr>& devices, const JobOptions& options) {

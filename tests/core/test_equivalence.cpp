@@ -2,6 +2,7 @@
 // a chain = its filters applied one by one, unequal devices and failing devices change nothing.
 #include <array>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -183,6 +184,27 @@ TEST(Scheduler, CancelStopsTheJob) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Cancelled);
   }
+}
+
+// Lanes run on threads kept from one job to the next: later jobs start none, and jobs running at
+// once from several threads each get lanes of their own, with unchanged outputs.
+TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
+  const Image src = test::random_image(400, 300, Format{PixelType::U8, 3}, test::test_seed(12));
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  const Image expected = untiled(src, chain, Border{});
+  const auto devices = cpus(3);
+  ASSERT_TRUE(same_pixels(run(src, chain, devices, Border{}, 64).view(), expected.view()));
+  const int after_first = lane_threads();
+  EXPECT_GE(after_first, 3);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(same_pixels(run(src, chain, devices, Border{}, 64).view(), expected.view())) << "job " << i;
+  EXPECT_EQ(lane_threads(), after_first);
+  std::array<Image, 3> outputs;
+  std::vector<std::thread> jobs;
+  for (int j = 0; j < 3; ++j) jobs.emplace_back([&, j] { outputs[j] = run(src, chain, cpus(2), Border{}, 50); });
+  for (auto& t : jobs) t.join();
+  for (const auto& out : outputs) EXPECT_TRUE(same_pixels(out.view(), expected.view()));
+  EXPECT_LE(lane_threads(), std::max(after_first, 6));  // 3 jobs x 2 lanes at most at once
 }
 
 TEST(Scheduler, ProgressReachesTotal) {
