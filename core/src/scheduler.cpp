@@ -35,7 +35,7 @@ void debug_phase(const Telemetry& telemetry, const char* phase) {
 
 // Threads for the lanes of jobs, kept from one job to the next. Starting six threads a GPU took
 // 0.1-0.3 ms of each job before its first upload and joining them 0.14 ms after its last download
-// (one H200, 8192² RGBA8 from host memory: 5-7% of a 6.6 ms job; docs/performance.md). run_all()
+// (one H200, 8192² RGBA8 from host memory; keeping them gained 2-3%, docs/performance.md). run_all()
 // hands every task to an idle thread, starting threads until each queued task has one (so all of a
 // job's lanes run at once, and concurrent jobs never wait for each other's threads), and returns
 // when its tasks are done, rethrowing the first exception one of them threw. The pool is never
