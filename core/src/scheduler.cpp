@@ -49,24 +49,11 @@ class LanePool {
   }
 
   void run_all(std::vector<std::function<void()>> tasks) {
-    std::mutex done_mutex;
-    std::condition_variable done_cv;
-    std::size_t left = tasks.size();
-    std::exception_ptr error;
+    Batch batch;
+    batch.left = tasks.size();
     {
       std::lock_guard lock(mutex_);
-      for (auto& task : tasks)
-        queue_.push_back([&, task = std::move(task)] {
-          std::exception_ptr e;
-          try {
-            task();
-          } catch (...) {
-            e = std::current_exception();
-          }
-          std::lock_guard done(done_mutex);
-          if (e && !error) error = e;
-          if (--left == 0) done_cv.notify_all();
-        });
+      for (auto& task : tasks) queue_.push_back({std::move(task), &batch});
       while (idle_ < static_cast<int>(queue_.size())) {
         try {
           std::thread([this] { loop(); }).detach();
@@ -80,9 +67,9 @@ class LanePool {
       }
     }
     cv_.notify_all();
-    std::unique_lock done(done_mutex);
-    done_cv.wait(done, [&] { return left == 0; });
-    if (error) std::rethrow_exception(error);
+    std::unique_lock done(batch.mutex);
+    batch.cv.wait(done, [&] { return batch.left == 0; });
+    if (batch.error) std::rethrow_exception(batch.error);
   }
 
   int threads() const {
@@ -91,23 +78,47 @@ class LanePool {
   }
 
  private:
+  struct Batch {  // one run_all call: lives on its caller's stack until every task is done
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::size_t left = 0;
+    std::exception_ptr error;
+  };
+  struct Task {
+    std::function<void()> run;
+    Batch* batch;
+  };
+
   void loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
       cv_.wait(lock, [this] { return !queue_.empty(); });
-      std::function<void()> task = std::move(queue_.front());
+      Task task = std::move(queue_.front());
       queue_.pop_front();
       --idle_;
       lock.unlock();
-      task();  // never throws: run_all's wrapper catches
+      std::exception_ptr error;
+      try {
+        task.run();
+      } catch (...) {
+        error = std::current_exception();
+      }
       lock.lock();
-      ++idle_;
+      ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
+      lock.unlock();
+      {
+        // Notified under the batch's mutex: once it is released the caller may return and the batch is gone.
+        std::lock_guard done(task.batch->mutex);
+        if (error && !task.batch->error) task.batch->error = error;
+        if (--task.batch->left == 0) task.batch->cv.notify_all();
+      }
+      lock.lock();
     }
   }
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<Task> queue_;
   int idle_ = 0;     // threads not running a task (including those just started)
   int threads_ = 0;  // threads started so far
 };
