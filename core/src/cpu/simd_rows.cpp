@@ -29,6 +29,24 @@ const char* TargetName() {
 }
 
 #if HWY_NATIVE_FMA
+// Four neighbouring vectors of one line times one tap, onto four accumulators, in that order.
+template <class D, class V>
+HWY_INLINE void MulAdd4(D d, const float* HWY_RESTRICT s, V tap, V& a0, V& a1, V& a2, V& a3) {
+  const std::size_t N = hn::Lanes(d);
+  a0 = hn::MulAdd(hn::LoadU(d, s), tap, a0);
+  a1 = hn::MulAdd(hn::LoadU(d, s + N), tap, a1);
+  a2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), tap, a2);
+  a3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), tap, a3);
+}
+
+template <class D, class V> HWY_INLINE void Store4(D d, V a0, V a1, V a2, V a3, float* HWY_RESTRICT p) {
+  const std::size_t N = hn::Lanes(d);
+  hn::StoreU(a0, d, p);
+  hn::StoreU(a1, d, p + N);
+  hn::StoreU(a2, d, p + 2 * N);
+  hn::StoreU(a3, d, p + 3 * N);
+}
+
 // Eight vectors of outputs at a time: eight independent FMA chains hide the FMA latency, and each
 // tap's broadcast serves all of them. Sizeless-safe (no arrays of vectors) for SVE.
 template <class D>
@@ -48,24 +66,12 @@ HWY_INLINE void Block8(D d, float* HWY_RESTRICT acc, const float* const* rows, i
     const float* s = rows[r] + i;
     for (int k = 0; k < count; ++k, s += step) {
       const auto tap = hn::Set(d, *t++);
-      a0 = hn::MulAdd(hn::LoadU(d, s), tap, a0);
-      a1 = hn::MulAdd(hn::LoadU(d, s + N), tap, a1);
-      a2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), tap, a2);
-      a3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), tap, a3);
-      a4 = hn::MulAdd(hn::LoadU(d, s + 4 * N), tap, a4);
-      a5 = hn::MulAdd(hn::LoadU(d, s + 5 * N), tap, a5);
-      a6 = hn::MulAdd(hn::LoadU(d, s + 6 * N), tap, a6);
-      a7 = hn::MulAdd(hn::LoadU(d, s + 7 * N), tap, a7);
+      MulAdd4(d, s, tap, a0, a1, a2, a3);
+      MulAdd4(d, s + 4 * N, tap, a4, a5, a6, a7);
     }
   }
-  hn::StoreU(a0, d, acc + i);
-  hn::StoreU(a1, d, acc + i + N);
-  hn::StoreU(a2, d, acc + i + 2 * N);
-  hn::StoreU(a3, d, acc + i + 3 * N);
-  hn::StoreU(a4, d, acc + i + 4 * N);
-  hn::StoreU(a5, d, acc + i + 5 * N);
-  hn::StoreU(a6, d, acc + i + 6 * N);
-  hn::StoreU(a7, d, acc + i + 7 * N);
+  Store4(d, a0, a1, a2, a3, acc + i);
+  Store4(d, a4, a5, a6, a7, acc + i + 4 * N);
 }
 
 template <class D>
@@ -90,14 +96,7 @@ HWY_INLINE void Column2(D d, float* HWY_RESTRICT acc0, float* HWY_RESTRICT acc1,
   const std::size_t N = hn::Lanes(d);
   auto x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // acc0
   auto y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // acc1
-  {
-    const float* s = lines[0] + i;
-    const auto t = hn::Set(d, taps[0]);
-    x0 = hn::MulAdd(hn::LoadU(d, s), t, x0);
-    x1 = hn::MulAdd(hn::LoadU(d, s + N), t, x1);
-    x2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), t, x2);
-    x3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), t, x3);
-  }
+  MulAdd4(d, lines[0] + i, hn::Set(d, taps[0]), x0, x1, x2, x3);
   for (int j = 1; j < count; ++j) {
     const float* s = lines[j] + i;
     const auto t0 = hn::Set(d, taps[j]), t1 = hn::Set(d, taps[j - 1]);
@@ -112,22 +111,9 @@ HWY_INLINE void Column2(D d, float* HWY_RESTRICT acc0, float* HWY_RESTRICT acc1,
     y2 = hn::MulAdd(l2, t1, y2);
     y3 = hn::MulAdd(l3, t1, y3);
   }
-  {
-    const float* s = lines[count] + i;
-    const auto t = hn::Set(d, taps[count - 1]);
-    y0 = hn::MulAdd(hn::LoadU(d, s), t, y0);
-    y1 = hn::MulAdd(hn::LoadU(d, s + N), t, y1);
-    y2 = hn::MulAdd(hn::LoadU(d, s + 2 * N), t, y2);
-    y3 = hn::MulAdd(hn::LoadU(d, s + 3 * N), t, y3);
-  }
-  hn::StoreU(x0, d, acc0 + i);
-  hn::StoreU(x1, d, acc0 + i + N);
-  hn::StoreU(x2, d, acc0 + i + 2 * N);
-  hn::StoreU(x3, d, acc0 + i + 3 * N);
-  hn::StoreU(y0, d, acc1 + i);
-  hn::StoreU(y1, d, acc1 + i + N);
-  hn::StoreU(y2, d, acc1 + i + 2 * N);
-  hn::StoreU(y3, d, acc1 + i + 3 * N);
+  MulAdd4(d, lines[count] + i, hn::Set(d, taps[count - 1]), y0, y1, y2, y3);
+  Store4(d, x0, x1, x2, x3, acc0 + i);
+  Store4(d, y0, y1, y2, y3, acc1 + i);
 }
 
 #if !HWY_HAVE_SCALABLE
