@@ -227,11 +227,12 @@ void run_bench(const BenchArgs& a) {
         print_row(r);
         rows.push_back(r);
       }
-      for (const auto& p : sp.points)
-        for (const auto& rec : p.records)
-          timeline_rows.push_back(fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{}", csv_field(wl.spec), p.device_count,
-                                              rec.device, rec.lane, to_string(rec.stage), rec.tile, rec.t0 * 1e3,
-                                              rec.t1 * 1e3, rec.bytes));
+      if (!a.timeline.empty())
+        for (const auto& p : sp.points)
+          for (const auto& rec : p.records)
+            timeline_rows.push_back(fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{}", csv_field(wl.spec),
+                                                p.device_count, rec.device, rec.lane, to_string(rec.stage), rec.tile,
+                                                rec.t0 * 1e3, rec.t1 * 1e3, rec.bytes));
       if (a.speedup) {
         std::string points;
         fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n",

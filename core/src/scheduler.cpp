@@ -105,14 +105,11 @@ class LanePool {
       }
       lock.lock();
       ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
-      lock.unlock();
-      {
-        // Notified under the batch's mutex: once it is released the caller may return and the batch is gone.
-        std::lock_guard done(task.batch->mutex);
-        if (error && !task.batch->error) task.batch->error = error;
-        if (--task.batch->left == 0) task.batch->cv.notify_all();
-      }
-      lock.lock();
+      // Notified under the batch's mutex: once it is released the caller may return and the batch is
+      // gone. (Pool, then batch: the one order these two mutexes are ever held together.)
+      std::lock_guard done(task.batch->mutex);
+      if (error && !task.batch->error) task.batch->error = error;
+      if (--task.batch->left == 0) task.batch->cv.notify_all();
     }
   }
 

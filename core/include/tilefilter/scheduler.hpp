@@ -49,12 +49,12 @@ struct JobReport {
   bool cancelled = false;
 };
 
-// Filters src into dst (same size and format; dst must not alias src). Throws tf::Error on bad
-// arguments, or kind Cancelled when cancelled.
 // Threads the scheduler has started for jobs' lanes. They persist from one job to the next (a job
 // takes idle ones and starts more only when all are busy), so this is the most lanes that ran at once.
 int lane_threads();
 
+// Filters src into dst (same size and format; dst must not alias src). Throws tf::Error on bad
+// arguments, or kind Cancelled when cancelled.
 JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
                      const std::vector<DevicePtr>& devices, const JobOptions& options);
 
