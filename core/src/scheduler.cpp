@@ -36,9 +36,10 @@ void debug_phase(const Telemetry& telemetry, const char* phase) {
 // Threads for the lanes of jobs, kept from one job to the next. Starting six threads a GPU took
 // 0.1-0.3 ms of each job before its first upload and joining them 0.14 ms after its last download
 // (one H200, 8192² RGBA8 from host memory; keeping them gained 2-3%, docs/performance.md). run_all()
-// hands every task to an idle thread, starting threads until each queued task has one (so all of a
-// job's lanes run at once, and concurrent jobs never wait for each other's threads), and returns
-// when its tasks are done, rethrowing the first exception one of them threw. The pool is never
+// runs one task on the caller's thread and hands every other to an idle thread, starting threads
+// until each queued task has one (so all of a job's lanes run at once, and concurrent jobs never
+// wait for each other's threads), and returns when its tasks are done, rethrowing an exception one
+// of them threw. The pool is never
 // destroyed: its threads may have used CUDA and must not be joined during the runtime's teardown at
 // exit; they wait on a condition variable until the process ends.
 class LanePool {
@@ -49,6 +50,12 @@ class LanePool {
   }
 
   void run_all(std::vector<std::function<void()>> tasks) {
+    if (tasks.empty()) return;
+    // The last task runs on the caller's thread, which is running already: it starts at once, where
+    // a pool thread has to wake up first (on a loaded machine, late enough that another device's
+    // lane could take every tile of a small job: BatchPipeline.WholeAndSplitImagesGiveTheReferenceBits).
+    std::function<void()> own = std::move(tasks.back());
+    tasks.pop_back();
     Batch batch;
     batch.left = tasks.size();
     {
@@ -67,9 +74,16 @@ class LanePool {
       }
     }
     cv_.notify_all();
+    std::exception_ptr error;
+    try {
+      own();
+    } catch (...) {
+      error = std::current_exception();
+    }
     std::unique_lock done(batch.mutex);
-    batch.cv.wait(done, [&] { return batch.left == 0; });
-    if (batch.error) std::rethrow_exception(batch.error);
+    batch.cv.wait(done, [&] { return batch.left == 0; });  // the other tasks may use what `own` left behind
+    if (!error) error = batch.error;
+    if (error) std::rethrow_exception(error);
   }
 
   int threads() const {

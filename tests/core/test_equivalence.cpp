@@ -186,8 +186,9 @@ TEST(Scheduler, CancelStopsTheJob) {
   }
 }
 
-// Lanes run on threads kept from one job to the next: later jobs start none, and jobs running at
-// once from several threads each get lanes of their own, with unchanged outputs.
+// Lanes run on threads kept from one job to the next (one lane of each job on its caller's thread):
+// later jobs start none, and jobs running at once from several threads each get lanes of their own,
+// with unchanged outputs.
 TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
   const Image src = test::random_image(400, 300, Format{PixelType::U8, 3}, test::test_seed(12));
   const Chain chain = parse_chain({"gaussian:sigma=1.5"});
@@ -195,7 +196,7 @@ TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
   const auto devices = cpus(3);
   ASSERT_TRUE(same_pixels(run(src, chain, devices, Border{}, 64).view(), expected.view()));
   const int after_first = lane_threads();
-  EXPECT_GE(after_first, 3);
+  EXPECT_GE(after_first, 2);  // 3 lanes: 2 on pool threads
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(same_pixels(run(src, chain, devices, Border{}, 64).view(), expected.view())) << "job " << i;
   EXPECT_EQ(lane_threads(), after_first);
@@ -204,7 +205,7 @@ TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
   for (int j = 0; j < 3; ++j) jobs.emplace_back([&, j] { outputs[j] = run(src, chain, cpus(2), Border{}, 50); });
   for (auto& t : jobs) t.join();
   for (const auto& out : outputs) EXPECT_TRUE(same_pixels(out.view(), expected.view()));
-  EXPECT_LE(lane_threads(), std::max(after_first, 6));  // 3 jobs x 2 lanes at most at once
+  EXPECT_LE(lane_threads(), std::max(after_first, 3));  // 3 jobs x 1 pool lane at most at once
 }
 
 TEST(Scheduler, ProgressReachesTotal) {

@@ -50,7 +50,8 @@ struct JobReport {
 };
 
 // Threads the scheduler has started for jobs' lanes. They persist from one job to the next (a job
-// takes idle ones and starts more only when all are busy), so this is the most lanes that ran at once.
+// runs one lane on its caller's thread, takes idle threads for the others and starts more only when
+// all are busy), so this is the most lanes, less one per job, that ran at once.
 int lane_threads();
 
 // Filters src into dst (same size and format; dst must not alias src). Throws tf::Error on bad
