@@ -18,10 +18,20 @@ namespace tf::cuda::conv {
 // Raw pixels a thread keeps in flight per staging batch.
 template <int C, typename T> constexpr int kGeneralBatch = 6 / raw_regs<C, T>() < 1 ? 1 : 6 / raw_regs<C, T>();
 
-// Taps read four at a time: it pays for 8- and 16-bit RGBA at four blocks a multiprocessor (9x9 u8:
-// 45 -> 49 Gpix/s on an H200), not for float4 samples, fewer channels or wide kernels (two blocks),
-// whose scalar loads hide behind slower staging or longer FMA runs.
-template <int C, typename T, int MinBlocks> constexpr bool kGeneralTaps4 = C == 4 && sizeof(T) <= 2 && MinBlocks > 2;
+// Taps read four at a time for 8- and 16-bit RGBA: a quarter of the shared loads of taps (on an
+// H200, 9x9 u8 at four blocks a multiprocessor: 45 -> 49 Gpix/s; 31x31 u8 at two: 6.19 -> 6.44, u16
+// 5.87 -> 6.16). Not for float4 samples (31x31 f32: no gain) or fewer channels.
+template <int C, typename T> constexpr bool kGeneralTaps4 = C == 4 && sizeof(T) <= 2;
+
+// The chunk's staging, with the pixels each thread keeps in flight for the main and the halo
+// columns. At two blocks a multiprocessor, while one block stages only the other's four warps feed
+// the FMA pipe, so the chunk is staged in fewer round trips to memory: 16 main and 8 halo pixels for
+// 8-bit samples, 12 and 8 for 16-bit RGBA, 6 and 4 for float RGBA, where four blocks keep 8 and 4
+// registers' worth (31x31 on an H200 with the taps four at a time: u8 6.44 -> 6.51 Gpix/s, u16
+// 5.86 -> 6.23, f32 5.55 -> 6.05).
+template <int C, typename T, int MinBlocks>
+using GeneralStager = ChunkStager<C, T, true, kGeneralBatch<C, T>, MinBlocks == 2 ? 24 : 8, MinBlocks == 2 ? 16 : 4,
+                                  MinBlocks == 2 ? 16 : 8, MinBlocks == 2 ? 8 : 64>;
 
 // One staged row through slide_rows() for output rows [lo, hi] of the thread's two (lo <= hi):
 // the three cases as instantiations, so that every accumulator index stays a constant.
@@ -67,7 +77,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     const int kc = min(L.chunk, kh - ky0);
     __syncthreads();  // the previous chunk is done with st and taps (and sx is written)
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
-    ChunkStager<C, T, true, kGeneralBatch<C, T>, 8, 4> stager;
+    GeneralStager<C, T, MinBlocks> stager;
     stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
     // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps.
     for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {
@@ -80,8 +90,8 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     const Px<C>* mine = st + 2 * pair * L.sw + 9 * tx;
     auto window = [](const Px<C>* src) { return [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; }; };
     for (int q = 0; q <= kc; ++q)
-      slide_pair<C, KW, kGeneralTaps4<C, T, MinBlocks>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
-                                                        window(mine + q * L.sw));
+      slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
+                                             window(mine + q * L.sw));
   }
   const int y = by + 2 * pair, x0 = bx + tx * kRun;
   emit_run<C, T>(a, x0, y, acc[0]);

@@ -94,10 +94,16 @@ template <int C, typename T, bool Pad, int NB> struct Stager {
 // A batch that the chunk fills (every separable step after the first, the first batch of a 2-D
 // chunk) runs without per-row guards, from one row pointer per thread stepped by 4 rows; whether
 // another halo batch is needed is a block-uniform count, so it needs no barrier.
-template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct AffineStager {
-  static constexpr int kMain =
-      MainRegs / raw_regs<C, T>() >= 8 ? 8 : (MainRegs / raw_regs<C, T>() < 1 ? 1 : MainRegs / raw_regs<C, T>());
-  static constexpr int kHalo = HaloRegs / raw_regs<C, T>() < 1 ? 1 : HaloRegs / raw_regs<C, T>();
+// MainRegs and HaloRegs are the registers for the pixels in flight, at most MaxMain and MaxHalo of them.
+template <int C, typename T, int Regs, int Most>
+constexpr int kPixelsInFlight = Regs / raw_regs<C, T>() >= Most
+                                    ? Most
+                                    : (Regs / raw_regs<C, T>() < 1 ? 1 : Regs / raw_regs<C, T>());
+
+template <int C, typename T, bool Pad, int MainRegs, int HaloRegs, int MaxMain = 8, int MaxHalo = 64>
+struct AffineStager {
+  static constexpr int kMain = kPixelsInFlight<C, T, MainRegs, MaxMain>;
+  static constexpr int kHalo = kPixelsInFlight<C, T, HaloRegs, MaxHalo>;
   static constexpr int kRowsPerBatch = 4 * kMain;  // 4 warps
   Raw<C, T> main[kMain], halo[kHalo];
 
@@ -202,9 +208,10 @@ template <int C, typename T, bool Pad, int MainRegs, int HaloRegs> struct Affine
 
 // Stages one chunk of rows by the fast path when the block's columns (`columns_shift`) and the
 // chunk's rows map by a plain shift, else through the maps.
-template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs> struct ChunkStager {
+template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs, int MaxMain = 8, int MaxHalo = 64>
+struct ChunkStager {
   Stager<C, T, Pad, NB> mapped;
-  AffineStager<C, T, Pad, MainRegs, HaloRegs> shifted;
+  AffineStager<C, T, Pad, MainRegs, HaloRegs, MaxMain, MaxHalo> shifted;
   bool fast = false;
   const unsigned char* p0 = nullptr;
 
