@@ -144,17 +144,21 @@ PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes) 
     gpus.push_back(std::move(g));
   }
   // Median of 5 after a warm-up, wall clock around all GPUs' copies.
-  auto time = [&](bool h2d, bool d2h) {
+  auto time = [&](bool h2d, bool d2h, std::size_t chunk) {
     std::vector<double> t;
     for (int r = 0; r < 6; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       for (auto& g : gpus) {
         ScopedDevice on(g->device);
-        if (h2d)
-          TF_CUDA_CHECK(cudaMemcpyAsync(g->d_in.data(), g->h_in.data(), bytes, cudaMemcpyHostToDevice, g->up.get()));
-        if (d2h)
-          TF_CUDA_CHECK(
-              cudaMemcpyAsync(g->h_out.data(), g->d_out.data(), bytes, cudaMemcpyDeviceToHost, g->down.get()));
+        for (std::size_t at = 0; at < bytes; at += chunk) {
+          const std::size_t n = std::min(chunk, bytes - at);
+          if (h2d)
+            TF_CUDA_CHECK(cudaMemcpyAsync(g->d_in.as<std::byte>() + at, g->h_in.as<std::byte>() + at, n,
+                                          cudaMemcpyHostToDevice, g->up.get()));
+          if (d2h)
+            TF_CUDA_CHECK(cudaMemcpyAsync(g->h_out.as<std::byte>() + at, g->d_out.as<std::byte>() + at, n,
+                                          cudaMemcpyDeviceToHost, g->down.get()));
+        }
       }
       for (auto& g : gpus) {
         ScopedDevice on(g->device);
@@ -168,9 +172,10 @@ PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes) 
     return moved / t[t.size() / 2] / 1e9;
   };
   PcieBandwidth b;
-  b.h2d = time(true, false);
-  b.d2h = time(false, true);
-  b.both = time(true, true);
+  b.h2d = time(true, false, bytes);
+  b.d2h = time(false, true, bytes);
+  b.both = time(true, true, bytes);
+  b.both_8mib = time(true, true, std::size_t(8) << 20);
   return b;
 }
 
