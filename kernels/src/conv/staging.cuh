@@ -88,18 +88,19 @@ template <int C, typename T, bool Pad, int NB> struct Stager {
   }
 };
 
-// The fast path of staging, for chunks whose rows and columns all map to the buffer by a plain
-// shift (every block away from the image edges): no map lookups, no fill checks. Columns [0, 32)
-// go one per lane, 4 rows apart per warp; the halo columns [32, cols) are spread over all threads.
-// A batch that the chunk fills (every separable step after the first, the first batch of a 2-D
-// chunk) runs without per-row guards, from one row pointer per thread stepped by 4 rows; whether
-// another halo batch is needed is a block-uniform count, so it needs no barrier.
-// MainRegs and HaloRegs are the registers for the pixels in flight, at most MaxMain and MaxHalo of them.
+// Pixels of `Regs` registers' worth a thread keeps in flight while staging, at least 1, at most `Most`.
 template <int C, typename T, int Regs, int Most>
 constexpr int kPixelsInFlight = Regs / raw_regs<C, T>() >= Most
                                     ? Most
                                     : (Regs / raw_regs<C, T>() < 1 ? 1 : Regs / raw_regs<C, T>());
 
+// The fast path of staging, for chunks whose rows and columns all map to the buffer by a plain
+// shift (every block away from the image edges): no map lookups, no fill checks. Columns [0, 32)
+// go one per lane, 4 rows apart per warp; the halo columns [32, cols) are spread over all threads.
+// A batch that the chunk fills (every separable step after the first, the first batch of a 2-D
+// chunk) runs without per-row guards, from one row pointer per thread stepped by 4 rows; whether
+// another halo batch is needed is a block-uniform count, so it needs no barrier. MainRegs and
+// HaloRegs are the registers for the main and the halo pixels in flight, at most MaxMain and MaxHalo.
 template <int C, typename T, bool Pad, int MainRegs, int HaloRegs, int MaxMain = 8, int MaxHalo = 64>
 struct AffineStager {
   static constexpr int kMain = kPixelsInFlight<C, T, MainRegs, MaxMain>;
