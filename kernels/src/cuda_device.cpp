@@ -262,9 +262,7 @@ class CudaDevice final : public Device {
     // through this lane's pinned staging, filled first.
     const std::size_t up_pitch = device_pitch(plan.upload_width, ps);
     auto* d_up = l.buffers.upload.as<std::byte>();
-    std::size_t up_bytes = map_bytes;
-    for (const auto& yr : plan.rows)
-      for (const auto& xr : plan.columns) up_bytes += static_cast<std::size_t>(xr.length) * ps * yr.length;
+    const std::size_t up_bytes = map_bytes + plan.upload_pixels() * ps;  // the in-image runs, packed
     if (!src_pinned_) {
       l.h_in.reserve(up_pitch * plan.upload_height);
       auto* h_up = l.h_in.as<std::byte>();
