@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -213,17 +214,18 @@ class Run {
  private:
   bool cancelled() const { return opt_.cancel && opt_.cancel->load(); }
 
-  // Next tile this device may take; waits while other workers still hold tiles that could come back.
-  std::optional<QueuedTile> next(int device) {
+  // Next tile this device may take after `last` (this lane's previous tile, or null); waits while
+  // other workers still hold tiles that could come back.
+  std::optional<QueuedTile> next(int device, const Tile* last) {
     std::unique_lock lock(mutex_);
     for (;;) {
       if (error_ || cancelled()) return std::nullopt;
-      auto it =
-          std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTile& q) { return !q.failed_on.count(device); });
+      auto it = pick(device, last);
       if (it != queue_.end()) {
         QueuedTile t = std::move(*it);
         queue_.erase(it);
         ++in_flight_;
+        running_.push_back(t.tile);
         return t;
       }
       // Nothing in flight can come back: the queue is empty, or holds only tiles this device
@@ -233,11 +235,53 @@ class Run {
     }
   }
 
-  void finished(bool ok) {
+  // Which queued tile a lane takes (under mutex_): a retried one first (they are pushed to the
+  // front), then the tile right below the lane's last one, whose shared halo rows a GPU lane still
+  // holds (docs/design.md, threading model), else one that starts a band of the image. A band is a
+  // run of queued tiles each right below the one before: its first tile when no running tile ends
+  // right above it, else its middle, leaving the top half to the lane that is working its way down
+  // to it. So the lanes of a job of strips take bands of consecutive strips, and split the largest
+  // band left when theirs is done.
+  std::deque<QueuedTile>::iterator pick(int device, const Tile* last) {
+    auto ok = [&](const QueuedTile& q) { return !q.failed_on.count(device); };
+    auto below = [](const Tile& a, const Tile& b) {
+      return b.out.x == a.out.x && b.out.width == a.out.width && b.out.y == a.out.bottom();
+    };
+    const auto first = std::find_if(queue_.begin(), queue_.end(), ok);
+    if (first == queue_.end() || first->attempt > 0) return first;
+    if (last) {
+      auto it = std::find_if(queue_.begin(), queue_.end(),
+                             [&](const QueuedTile& q) { return ok(q) && below(*last, q.tile); });
+      if (it != queue_.end()) return it;
+    }
+    auto best = first;
+    long long best_free = -1;
+    for (auto start = first; start != queue_.end();) {
+      auto end = std::next(start);
+      long long length = 1;
+      while (end != queue_.end() && ok(*end) && below(std::prev(end)->tile, end->tile)) {
+        ++end;
+        ++length;
+      }
+      const bool taken_from_above =
+          std::any_of(running_.begin(), running_.end(), [&](const Tile& t) { return below(t, start->tile); });
+      const long long free = taken_from_above ? length / 2 : length;
+      if (free > best_free) {
+        best_free = free;
+        best = taken_from_above ? std::next(start, length / 2) : start;
+      }
+      start = std::find_if(end, queue_.end(), ok);
+    }
+    return best;
+  }
+
+  void finished(const Tile& tile, bool ok) {
     int done = 0;
     {
       std::lock_guard lock(mutex_);
       --in_flight_;
+      running_.erase(
+          std::find_if(running_.begin(), running_.end(), [&](const Tile& t) { return t.index == tile.index; }));
       if (ok) done = ++done_;
     }
     cv_.notify_all();
@@ -258,7 +302,8 @@ class Run {
   void work(int device, int lane) {
     Device& dev = *devices_[device];
     debug_phase(telemetry_, "worker: running");
-    while (auto q = next(device)) {
+    std::optional<Tile> last;
+    while (auto q = next(device, last ? &*last : nullptr)) {
       bool ok = false;
       try {
         if (debug_log())
@@ -288,7 +333,8 @@ class Run {
           queue_.push_front(std::move(*q));  // retried next, on another device
         }
       }
-      finished(ok);
+      finished(q->tile, ok);
+      last = ok ? std::optional<Tile>(q->tile) : std::nullopt;
     }
     debug_phase(telemetry_, "worker: done");
   }
@@ -312,6 +358,7 @@ class Run {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<QueuedTile> queue_;
+  std::vector<Tile> running_;  // tiles workers hold now
   std::set<int> excluded_devices_;
   int in_flight_ = 0;
   int done_ = 0;

@@ -19,6 +19,7 @@ namespace tf::cuda {
 // Source interval [source, source + length) of one axis, stored at `compact` in the upload buffer.
 struct AxisRun {
   int source = 0, length = 0, compact = 0;
+  bool operator==(const AxisRun&) const = default;
 };
 
 struct ConvPlacement {

@@ -2,6 +2,8 @@
 // a chain = its filters applied one by one, unequal devices and failing devices change nothing.
 #include <array>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -128,6 +130,41 @@ TEST(Scheduler, StripsKeepWholeRowsWhenSplitForLanes) {
     EXPECT_GE(report.tiles, 8) << w << "x" << h;
     EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view())) << w << "x" << h;
   }
+}
+
+// Records which tiles each lane took, in order (the reference path does the work).
+class RecordingStripDevice : public StripDevice {
+ public:
+  int lanes() const override { return 4; }
+  void process(const TileWork& work) override {
+    StripDevice::process(work);
+    std::lock_guard lock(mutex);
+    taken[work.lane].push_back(work.tile);
+  }
+  std::mutex mutex;
+  std::map<int, std::vector<Tile>> taken;
+};
+
+// A lane takes the strip right below its last one while it is queued (a GPU lane still holds their
+// shared rows), so the lanes work down bands of the image; every tile is still done once.
+TEST(Scheduler, LanesWorkDownBandsOfStrips) {
+  auto device = std::make_shared<RecordingStripDevice>();
+  const std::vector<DevicePtr> devices = {device};
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  const Image src = test::random_image(1024, 64 * 128 - 77, Format{PixelType::U8, 3}, test::test_seed(17));
+  JobReport report;
+  const Image out = run(src, chain, devices, Border{}, 0, &report);
+  EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view()));
+  ASSERT_EQ(report.tiles, 64);
+  std::vector<int> seen(64, 0);
+  int below_last = 0;
+  for (const auto& [lane, tiles] : device->taken)
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      ++seen.at(tiles[i].index);
+      if (i > 0 && tiles[i].out.y == tiles[i - 1].out.bottom()) ++below_last;
+    }
+  EXPECT_EQ(seen, std::vector<int>(64, 1));
+  EXPECT_GE(below_last, 32) << "of 64 strips, taken right below the same lane's last one";
 }
 
 TEST(Scheduler, SlowDeviceGetsFewerTiles) {

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpu_test_support.hpp"
 #include "tilefilter/cuda_backend.hpp"
@@ -142,6 +145,53 @@ TEST(GpuEngine, PinnedAndPageableImages) {
   const Image expected = cpu_reference(pageable, chain, o.border);
   EXPECT_TRUE(same_bits(expected, dst));
   EXPECT_TRUE(same_bits(expected, run_on(pageable, chain, gpus(), o)));
+}
+
+// A lane that takes the strip right below its last one uploads only the rows past the last one's
+// (the strips scroll down its upload buffer; design.md, threading model). Odd strip heights, some
+// shorter than the halo, one lane (which wraps around its buffer) and several, pinned and pageable
+// images, every border mode (wrap's edge strips upload two runs of rows and take none): the CPU's
+// bits, and with one lane each source row crosses the link about once.
+TEST(GpuEngine, StripsBelowEachOtherUploadOnlyTheirNewRows) {
+  TF_REQUIRE_GPU();
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  ASSERT_NE(pinned, nullptr);
+  const Image pageable = test::random_image(1001, 1531, {PixelType::U8, 4}, test::test_seed(13));
+  Image in_pinned(pageable.width(), pageable.height(), pageable.format(), *pinned);
+  for (int y = 0; y < pageable.height(); ++y)
+    std::memcpy(in_pinned.view().row(y), pageable.view().row(y), pageable.view().row_bytes());
+  const std::size_t image_bytes = pageable.view().row_bytes() * pageable.height();
+  for (const auto& specs : {std::vector<std::string>{"gaussian:sigma=1.5"},
+                            std::vector<std::string>{"gaussian:sigma=3", "unsharp:sigma=1"}}) {
+    const Chain chain = parse_chain(specs);
+    const std::string spec = fmt::format("{}", fmt::join(specs, " + "));
+    const int halo = chain_halo(chain).top + chain_halo(chain).bottom;
+    for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Constant, BorderMode::Wrap}) {
+      const Image expected = cpu_reference(pageable, chain, {mode, 7});
+      for (const auto& [strip, lanes] : {std::pair{37, 1}, std::pair{5, 1}, std::pair{61, 3}, std::pair{64, 6}}) {
+        for (const Image* src : {&pageable, static_cast<const Image*>(&in_pinned)}) {
+          JobOptions o;
+          o.border = {mode, 7};
+          o.schedule.tile = {pageable.width(), strip};
+          o.schedule.streams_per_device = lanes;
+          JobReport report;
+          const Image out = run_on(*src, chain, first_gpus(1), o, &report);
+          const std::string what = fmt::format("{} {} strips of {} rows, {} lane(s), {}", spec, to_string(mode), strip,
+                                               lanes, src == &pageable ? "pageable" : "pinned");
+          EXPECT_TRUE(same_bits(expected, out)) << what;
+          if (lanes != 1 || mode == BorderMode::Wrap || report.passes != 1) continue;
+          std::size_t uploaded = 0;
+          for (const auto& r : report.records)
+            if (r.stage == StageKind::Upload) uploaded += r.bytes;
+          // Every row once, plus the halo of a strip at each wrap of the buffer, plus the maps.
+          EXPECT_GE(uploaded, image_bytes) << what;
+          EXPECT_LT(uploaded, image_bytes + image_bytes / pageable.height() * halo * (report.tiles / 4 + 2) +
+                                  report.tiles * 64 * 1024)
+              << what << ": " << report.tiles << " tiles";
+        }
+      }
+    }
+  }
 }
 
 // Telemetry: upload, kernel and download records per tile, on the job's clock, within its wall time.
