@@ -1,7 +1,8 @@
 // The CUDA Device. Per GPU: `lanes` CUDA streams, each driven by one scheduler worker thread, each
 // with its own device buffers, pinned staging and events, made once and reused for every tile
 // (docs/design.md, threading model), and one copy stream a direction that every lane queues its
-// copies on. A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels) on
+// copies on. A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels and
+// only the rows its last tile did not hold) on
 // the upload stream, the chain's kernels on the lane's stream once the upload is done, the interior
 // download on the download stream once the kernels are done; while one lane waits on its download
 // the others upload and compute, so upload of tile k+1, kernel of tile k and download of tile k-1
