@@ -241,7 +241,8 @@ class Run {
   // run of queued tiles each right below the one before: its first tile when no running tile ends
   // right above it, else its middle, leaving the top half to the lane that is working its way down
   // to it. So the lanes of a job of strips take bands of consecutive strips, and split the largest
-  // band left when theirs is done.
+  // band left when theirs is done. Tiles narrower than the image are queued row by row, so no two
+  // follow each other down: their lanes start at the first queued tile and work down its column.
   std::deque<QueuedTile>::iterator pick(int device, const Tile* last) {
     auto ok = [&](const QueuedTile& q) { return !q.failed_on.count(device); };
     auto below = [](const Tile& a, const Tile& b) {
@@ -254,6 +255,7 @@ class Run {
                              [&](const QueuedTile& q) { return ok(q) && below(*last, q.tile); });
       if (it != queue_.end()) return it;
     }
+    if (first->tile.out.width < job_.src.width) return first;
     auto best = first;
     long long best_free = -1;
     for (auto start = first; start != queue_.end();) {
@@ -304,6 +306,7 @@ class Run {
     debug_phase(telemetry_, "worker: running");
     std::optional<Tile> last;
     while (auto q = next(device, last ? &*last : nullptr)) {
+      const Tile tile = q->tile;
       bool ok = false;
       try {
         if (debug_log())
@@ -333,8 +336,8 @@ class Run {
           queue_.push_front(std::move(*q));  // retried next, on another device
         }
       }
-      finished(q->tile, ok);
-      last = ok ? std::optional<Tile>(q->tile) : std::nullopt;
+      finished(tile, ok);
+      last = ok ? std::optional<Tile>(tile) : std::nullopt;
     }
     debug_phase(telemetry_, "worker: done");
   }
