@@ -2,11 +2,10 @@
 // with its own device buffers, pinned staging and events, made once and reused for every tile
 // (docs/design.md, threading model), and one copy stream a direction that every lane queues its
 // copies on. A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels and
-// only the rows its last tile did not hold) on
-// the upload stream, the chain's kernels on the lane's stream once the upload is done, the interior
-// download on the download stream once the kernels are done; while one lane waits on its download
-// the others upload and compute, so upload of tile k+1, kernel of tile k and download of tile k-1
-// overlap.
+// only the rows its last tile did not hold) on the upload stream, the chain's kernels on the lane's
+// stream once the upload is done, the interior download on the download stream once the kernels
+// are done; while one lane waits on its download the others upload and compute, so upload of tile
+// k+1, kernel of tile k and download of tile k-1 overlap.
 #include "cuda_device.hpp"
 
 #include <algorithm>
@@ -309,11 +308,11 @@ class CudaDevice final : public Device {
     std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
 
     // Upload: the in-image source runs of tile.in, packed (see tile_plan.hpp), from compact row
-    // `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's pinned staging, filled
-    // first. A tile right below the lane's last one (one run of rows each, the same columns) starts
-    // where the last tile's rows reach its own and uploads only the rows past them, while the
-    // buffer has room: the strips of a band scroll down the buffer, and each halo row crosses the
-    // link once (9 taps, 8192 x 256 strips: 3.1% of the upload).
+    // `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's
+    // pinned staging, filled first. A tile right below the lane's last one (one run of rows each, the same columns)
+    // starts where the last tile's rows reach its own and uploads only the rows past them, while the buffer has room:
+    // the strips of a band scroll down the buffer, and each halo row crosses the link once (9 taps, 8192 x 256
+    // strips: 3.1% of the upload).
     const std::size_t up_pitch = device_pitch(plan.upload_width, ps);
     const int buffer_rows = static_cast<int>(l.buffers.upload.capacity() / up_pitch);
     int first_row = 0, kept = 0;  // buffer row of compact row 0; compact rows already there

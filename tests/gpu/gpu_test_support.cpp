@@ -1,7 +1,9 @@
 #include "gpu_test_support.hpp"
 
+#include <cstring>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -30,6 +32,14 @@ const std::string& no_gpu_reason() { return found().reason; }
 std::vector<DevicePtr> first_gpus(std::size_t n) {
   const auto& all = gpus();
   return {all.begin(), all.begin() + std::min(n, all.size())};
+}
+
+Image pinned_copy(const Image& src) {
+  const PixelAllocator* pinned = cuda::pinned_allocator();
+  if (!pinned) throw std::runtime_error("no pinned allocator");
+  Image copy(src.width(), src.height(), src.format(), *pinned);
+  for (int y = 0; y < src.height(); ++y) std::memcpy(copy.view().row(y), src.view().row(y), src.view().row_bytes());
+  return copy;
 }
 
 Image cpu_reference(const Image& src, const Chain& chain, const Border& border) {

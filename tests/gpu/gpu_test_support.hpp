@@ -24,6 +24,9 @@ std::vector<DevicePtr> first_gpus(std::size_t n);
     if (::tf::gputest::gpus().empty()) GTEST_SKIP() << "no GPU visible: " << ::tf::gputest::no_gpu_reason(); \
   } while (0)
 
+// A copy of `src` in pinned host memory (cuda::pinned_allocator()); throws when the backend has none.
+Image pinned_copy(const Image& src);
+
 // The CPU backend's output (the reference every backend must match bit for bit), on every core.
 Image cpu_reference(const Image& src, const Chain& chain, const Border& border);
 

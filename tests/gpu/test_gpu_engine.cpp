@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
@@ -136,8 +135,7 @@ TEST(GpuEngine, PinnedAndPageableImages) {
   const PixelAllocator* pinned = cuda::pinned_allocator();
   ASSERT_NE(pinned, nullptr);
   const Image pageable = test::random_image(3001, 1777, {PixelType::U8, 3}, test::test_seed(10));
-  Image src(pageable.width(), pageable.height(), pageable.format(), *pinned);
-  for (int y = 0; y < src.height(); ++y) std::memcpy(src.view().row(y), pageable.view().row(y), src.view().row_bytes());
+  const Image src = pinned_copy(pageable);
   const Chain chain = parse_chain({"gaussian:sigma=1.5"});
   Image dst(src.width(), src.height(), src.format(), *pinned);
   JobOptions o;
@@ -154,12 +152,9 @@ TEST(GpuEngine, PinnedAndPageableImages) {
 // bits, and with one lane each source row crosses the link about once.
 TEST(GpuEngine, StripsBelowEachOtherUploadOnlyTheirNewRows) {
   TF_REQUIRE_GPU();
-  const PixelAllocator* pinned = cuda::pinned_allocator();
-  ASSERT_NE(pinned, nullptr);
+  ASSERT_NE(cuda::pinned_allocator(), nullptr);
   const Image pageable = test::random_image(1001, 1531, {PixelType::U8, 4}, test::test_seed(13));
-  Image in_pinned(pageable.width(), pageable.height(), pageable.format(), *pinned);
-  for (int y = 0; y < pageable.height(); ++y)
-    std::memcpy(in_pinned.view().row(y), pageable.view().row(y), pageable.view().row_bytes());
+  const Image in_pinned = pinned_copy(pageable);
   const std::size_t image_bytes = pageable.view().row_bytes() * pageable.height();
   for (const auto& specs : {std::vector<std::string>{"gaussian:sigma=1.5"},
                             std::vector<std::string>{"gaussian:sigma=3", "unsharp:sigma=1"}}) {
@@ -169,7 +164,7 @@ TEST(GpuEngine, StripsBelowEachOtherUploadOnlyTheirNewRows) {
     for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Constant, BorderMode::Wrap}) {
       const Image expected = cpu_reference(pageable, chain, {mode, 7});
       for (const auto& [strip, lanes] : {std::pair{37, 1}, std::pair{5, 1}, std::pair{61, 3}, std::pair{64, 6}}) {
-        for (const Image* src : {&pageable, static_cast<const Image*>(&in_pinned)}) {
+        for (const Image* src : {&pageable, &in_pinned}) {
           JobOptions o;
           o.border = {mode, 7};
           o.schedule.tile = {pageable.width(), strip};
