@@ -82,26 +82,48 @@ struct Lane {
 // each other without a gap, where copies of several streams (a stream a lane) ran below the link's
 // rate: on one H200, 8 MiB copies both ways at once moved 98.9 GB/s on one stream a direction,
 // 96.3 with each chunk's upload and download on one of 3-6 streams, against 101.3 for one 256 MiB
-// copy each way. Every event between two copies leaves the link idle while the first one drains
-// (the same 8 MiB copies: 95.4 GB/s with an event after each, 92.6 with one before and one after),
-// so a tile's copy is followed by one event and nothing else: its mark, taken in turn from `marks`.
-// The copy's start is the mark before it (the end of the copy queued before it), or the time it
-// was queued when the stream was idle. Marks are reused after kMarks copies, long after a lane has
-// read its own (a lane queues its next copy only when its last download is done).
+// copy each way. A timed event between two copies leaves the link idle while the first one drains
+// (the same 8 MiB copies: 95.7 GB/s with a timed event after each, 92.6 with one before and one
+// after), an untimed one does not (98.9). So a tile's copy is followed by one untimed event and
+// nothing else: its mark, taken in turn from `marks`, reused after kMarks copies, long after a lane
+// has waited for its own (a lane queues its next copy only when its last download is done).
+//
+// The telemetry times the copies on the host clock instead. A copy ends when its lane learns it
+// has: a download when its mark is reached, an upload when the lane's kernels start (they wait for
+// it). It starts at the end of the copy queued before it on the stream, or when it was queued if
+// that was later or that end is not known yet (its lane has not recorded it).
 struct CopyStream {
   static constexpr std::size_t kMarks = 256;
-  explicit CopyStream(int device) : stream(device) {
-    for (std::size_t i = 0; i < kMarks; ++i) marks.push_back(std::make_unique<Event>(device));
+  explicit CopyStream(int device) : stream(device), ends_(kMarks, {kNone, Clock::time_point{}}) {
+    for (std::size_t i = 0; i < kMarks; ++i) marks.push_back(std::make_unique<Event>(device, Event::Timing::Untimed));
   }
-  // Under `mutex`: the mark of the copy queued last (null before the first), and the next one's.
-  std::pair<const Event*, const Event*> next_marks() {
-    const Event* before = queued ? marks[(queued - 1) % kMarks].get() : nullptr;
-    return {before, marks[queued++ % kMarks].get()};
+  // Under `mutex`: the number of the next copy, and its mark.
+  std::size_t next() { return queued++; }
+  const Event& mark(std::size_t copy) const { return *marks[copy % kMarks]; }
+
+  // Telemetry, any thread: copy `copy` ended at `t`; when the copy queued before `copy` ended, if
+  // its lane has said (on the host's clock: jobs, and so the telemetry's epochs, follow each other).
+  void ended(std::size_t copy, Clock::time_point t) {
+    std::lock_guard lock(ends_mutex_);
+    ends_[copy % kMarks] = {copy, t};
   }
+  std::optional<Clock::time_point> end_before(std::size_t copy) {
+    if (copy == 0) return std::nullopt;
+    std::lock_guard lock(ends_mutex_);
+    const auto& [which, t] = ends_[(copy - 1) % kMarks];
+    if (which != copy - 1) return std::nullopt;
+    return t;
+  }
+
   Stream stream;
   std::mutex mutex;
   std::vector<std::unique_ptr<Event>> marks;
   std::size_t queued = 0;
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::mutex ends_mutex_;
+  std::vector<std::pair<std::size_t, Clock::time_point>> ends_;  // (copy, its end) at copy % kMarks
 };
 
 // Seconds from `e` to `end` (both completed), or nothing when CUDA cannot tell (telemetry only).
@@ -340,11 +362,11 @@ class CudaDevice final : public Device {
                         job.src.row(yr.source + r) + xr.source * ps, xr.length * ps);
     }
     const Clock::time_point up_queued = Clock::now();
-    std::pair<const Event*, const Event*> up_marks;
+    std::size_t up_copy = 0;
     {
       std::lock_guard copies(uploads_->mutex);
       const cudaStream_t us = uploads_->stream.get();
-      up_marks = uploads_->next_marks();
+      up_copy = uploads_->next();
       TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, us));
       if (src_pinned_) {
         for (const auto& yr : plan.rows) {
@@ -359,8 +381,9 @@ class CudaDevice final : public Device {
         TF_CUDA_CHECK(cudaMemcpyAsync(d_up + kept * up_pitch, l.h_in.as<std::byte>() + kept * up_pitch,
                                       up_pitch * (plan.upload_height - kept), cudaMemcpyHostToDevice, us));
       }
-      TF_CUDA_CHECK(cudaEventRecord(up_marks.second->get(), us));
-      TF_CUDA_CHECK(cudaStreamWaitEvent(s, up_marks.second->get(), 0));  // before the mark can be reused
+      const cudaEvent_t mark = uploads_->mark(up_copy).get();
+      TF_CUDA_CHECK(cudaEventRecord(mark, us));
+      TF_CUDA_CHECK(cudaStreamWaitEvent(s, mark, 0));  // before the mark can be reused
     }
     if (plan.rows.size() == 1) l.resident = Lane::Resident{plan.columns, plan.rows[0], first_row};
     TF_CUDA_CHECK(cudaEventRecord(l.kernels_start.get(), s));
@@ -378,42 +401,45 @@ class CudaDevice final : public Device {
     if (!dst_pinned_) l.h_out.reserve(row_bytes * tile.out.height);
     TF_CUDA_CHECK(cudaEventSynchronize(l.kernels_done.get()));
     const Clock::time_point down_queued = Clock::now();
-    std::pair<const Event*, const Event*> down_marks;
+    std::size_t down_copy = 0;
     {
       std::lock_guard copies(downloads_->mutex);
       const cudaStream_t ds = downloads_->stream.get();
-      down_marks = downloads_->next_marks();
+      down_copy = downloads_->next();
       if (dst_pinned_)
         TF_CUDA_CHECK(cudaMemcpy2DAsync(job.dst.row(tile.out.y) + tile.out.x * ps, job.dst.pitch, out.data, out.pitch,
                                         row_bytes, tile.out.height, cudaMemcpyDeviceToHost, ds));
       else
         TF_CUDA_CHECK(cudaMemcpy2DAsync(l.h_out.data(), row_bytes, out.data, out.pitch, row_bytes, tile.out.height,
                                         cudaMemcpyDeviceToHost, ds));
-      TF_CUDA_CHECK(cudaEventRecord(down_marks.second->get(), ds));
+      TF_CUDA_CHECK(cudaEventRecord(downloads_->mark(down_copy).get(), ds));
     }
-    const Event& downloaded = *down_marks.second;
-    TF_CUDA_CHECK(cudaEventSynchronize(downloaded.get()));
-    const Clock::time_point done = Clock::now();
+    // The kernels ran until this thread saw them done, from when the upload ended (kernels_start
+    // waited for it): the upload's end, for the lane whose upload comes next.
+    const Clock::time_point kernels_end = down_queued;
+    const Clock::time_point kernels_start =
+        kernels_end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                          seconds_between(l.kernels_start, l.kernels_done).value_or(0.0)));
+    uploads_->ended(up_copy, kernels_start);
+
+    TF_CUDA_CHECK(cudaEventSynchronize(downloads_->mark(down_copy).get()));
+    const Clock::time_point down_end = Clock::now();
+    downloads_->ended(down_copy, down_end);
     if (!dst_pinned_) {
       const auto* h_out = l.h_out.as<std::byte>();
       for (int r = 0; r < tile.out.height; ++r)
         std::memcpy(job.dst.row(tile.out.y + r) + tile.out.x * ps, h_out + r * row_bytes, row_bytes);
     }
 
-    // Events to the telemetry clock: the download's end is "now" (we just waited for it). A copy
-    // starts at the end of the copy queued before it on its stream, or when it was queued.
-    const double t_end = telemetry.seconds_since_epoch(done);
-    auto at = [&](const Event& e) { return t_end - seconds_between(e, downloaded).value_or(0.0); };
-    auto start = [&](const Event* before, Clock::time_point queued) {
-      const double q = telemetry.seconds_since_epoch(queued);
-      return before ? std::max(q, at(*before)) : q;
+    auto at = [&](Clock::time_point t) { return telemetry.seconds_since_epoch(t); };
+    auto start = [&](CopyStream& copies, std::size_t copy, Clock::time_point queued, Clock::time_point end) {
+      return at(std::min(std::max(queued, copies.end_before(copy).value_or(queued)), end));
     };
-    const double up_end = at(*up_marks.second), k0 = at(l.kernels_start), k1 = at(l.kernels_done);
     telemetry.add({work.device_index, work.lane, StageKind::Upload, tile.index,
-                   std::min(start(up_marks.first, up_queued), up_end), up_end, up_bytes});
-    telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, k0, k1, 0});
+                   start(*uploads_, up_copy, up_queued, kernels_start), at(kernels_start), up_bytes});
+    telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, at(kernels_start), at(kernels_end), 0});
     telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index,
-                   std::min(start(down_marks.first, down_queued), t_end), t_end, row_bytes * tile.out.height});
+                   start(*downloads_, down_copy, down_queued, down_end), at(down_end), row_bytes * tile.out.height});
   }
 
   static bool kernels_run_here(std::string* why);

@@ -77,9 +77,9 @@ void Stream::drain() noexcept {
   (void)cudaGetLastError();
 }
 
-Event::Event(int device) : device_(device) {
+Event::Event(int device, Timing timing) : device_(device) {
   ScopedDevice on(device);
-  TF_CUDA_CHECK(cudaEventCreate(&event_));
+  TF_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing == Timing::Timed ? cudaEventDefault : cudaEventDisableTiming));
 }
 
 Event::~Event() {

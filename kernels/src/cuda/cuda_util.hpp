@@ -96,7 +96,11 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(int device);
+  // Timed events can be measured (elapsed_ms); an untimed one only orders work. On a copy stream
+  // the timestamp costs: on one H200, 8 MiB copies both ways with a timed event after each moved
+  // 95.7 GB/s, with an untimed one 98.9, as many as with none (99.4).
+  enum class Timing { Timed, Untimed };
+  explicit Event(int device, Timing timing = Timing::Timed);
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
