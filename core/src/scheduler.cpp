@@ -425,7 +425,9 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
   const double t0 = telemetry.now();
 
   JobReport report;
-  if (runs_in_one_pass(src, chain, devices, options)) {
+  const bool one_pass = runs_in_one_pass(src, chain, devices, options);
+  debug_phase(telemetry, one_pass ? "job: runs in one pass" : "job: runs filter by filter");
+  if (one_pass) {
     report = run_pass(src, dst, chain, devices, options, telemetry);
   } else {
     if (options.first_row != 0 || (options.end_row != 0 && options.end_row != src.height))
@@ -468,6 +470,9 @@ bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vec
   // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
   // otherwise (wrap borders, images smaller than the halo) it runs filter by filter. Devices choose
   // their tile from the size and format alone, so `shape` needs no pixels.
+  // One filter, or constant borders, fit every tile (cpu::chain_fits_tile): no need to ask the
+  // devices for their tile size (a GPU's memory query, ~10 us of a host-resident job's start).
+  if (chain.size() <= 1 || options.border.mode == BorderMode::Constant) return true;
   TileJob probe{shape, shape, &chain, options.border, options.faults};
   const TileSize tile = choose_tile_size(probe, devices, options.schedule, shape.height);
   for (const auto& t : plan_tiles(shape.width, shape.height, chain_halo(chain), tile))
