@@ -31,7 +31,7 @@ ConvKind conv_kind(const Convolution& conv, PixelType type) {
 
 }  // namespace
 
-void DeviceTaps::upload(const Chain& chain, int device) {
+void DeviceTaps::upload(const Chain& chain, int device, cudaStream_t stream) {
   std::vector<float> host;
   offsets_.clear();
   for (const auto& stage : chain) {
@@ -49,7 +49,9 @@ void DeviceTaps::upload(const Chain& chain, int device) {
   // Jobs of a benchmark or a batch repeat one chain: a synchronous copy per job is skipped then.
   if (host == uploaded_ && device == device_ && buffer_.capacity() > 0) return;
   buffer_.reserve(std::max<std::size_t>(host.size(), 1) * sizeof(float), device);
-  TF_CUDA_CHECK(cudaMemcpy(buffer_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  TF_CUDA_CHECK(
+      cudaMemcpyAsync(buffer_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  TF_CUDA_CHECK(cudaStreamSynchronize(stream));
   uploaded_ = std::move(host);
   device_ = device;
 }

@@ -19,8 +19,11 @@ namespace tf::cuda {
 // A chain's taps on one device, uploaded once per job.
 class DeviceTaps {
  public:
-  // Synchronous upload; the current device must be `device`.
-  void upload(const Chain& chain, int device);
+  // Copies the taps on `stream` and waits until they are on the device; the current device must be
+  // `device`. (A plain cudaMemcpy from pageable memory may return before its DMA has landed, and
+  // it runs on the legacy stream, which the lanes' non-blocking streams do not wait for: a lane's
+  // first kernels could read the taps before they arrive.)
+  void upload(const Chain& chain, int device, cudaStream_t stream);
   const float* at(std::size_t stage, std::size_t conv) const { return buffer_.as<float>() + offsets_[stage][conv]; }
   std::size_t bytes() const { return buffer_.capacity(); }
 

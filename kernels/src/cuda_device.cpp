@@ -213,7 +213,7 @@ class CudaDevice final : public Device {
       if (!downloads_) downloads_ = std::make_unique<CopyStream>(ordinal_);
       for (auto& lane : lanes_) lane->resident.reset();  // another job's rows
       const std::size_t before = taps_.bytes();
-      taps_.upload(*job.chain, ordinal_);
+      taps_.upload(*job.chain, ordinal_, uploads_->stream.get());
       reserved_ += static_cast<long long>(taps_.bytes()) - static_cast<long long>(before);
       src_pinned_ = is_pinned(job.src.data);
       dst_pinned_ = is_pinned(job.dst.data);

@@ -307,7 +307,7 @@ class NvjpegLane final : public GpuJpegLane {
       const Chain& chain = *job.chain;
       const auto t1 = Clock::now();
       buffers_.reserve(lane_needs(chain, it.plan, format), ordinal_);
-      taps_.upload(chain, ordinal_);  // only when the taps changed
+      taps_.upload(chain, ordinal_, s);  // only when the taps changed
       const std::size_t map_bytes = it.plan.maps.size() * sizeof(int);
       TF_CUDA_CHECK(cudaMemcpyAsync(buffers_.maps.data(), it.plan.maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
       out = run_chain(chain, it.plan, taps_, buffers_, out, format, job.border, multiprocessors_, s);

@@ -55,7 +55,7 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
     TF_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
     b->multiprocessors = prop.multiProcessorCount;
     result.devices.push_back(fmt::format("gpu{} ({})", ordinal, prop.name));
-    b->taps.upload(chain, ordinal);
+    b->taps.upload(chain, ordinal, b->stream.get());
     b->plan = plan_tile(chain, b->tile, src.width, src.height, border.mode);
     b->buffers.reserve(lane_needs(chain, b->plan, src.format), ordinal);
     TF_CUDA_CHECK(cudaMemcpy(b->buffers.maps.data(), b->plan.maps.data(), b->plan.maps.size() * sizeof(int),
@@ -67,6 +67,9 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
         TF_CUDA_CHECK(cudaMemcpy2D(d_up + yr.compact * pitch + xr.compact * ps, pitch,
                                    src.row(yr.source) + xr.source * ps, src.pitch, xr.length * ps, yr.length,
                                    cudaMemcpyHostToDevice));
+    // Those synchronous copies from pageable memory may return before their DMA lands, on the
+    // legacy stream, which the band's non-blocking stream does not wait for.
+    TF_CUDA_CHECK(cudaDeviceSynchronize());
     bands.push_back(std::move(b));
   }
 
