@@ -4,7 +4,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,10 +29,22 @@ static_assert(sizeof(conv::Px<1>) == conv::staged_pixel_bytes(1) &&
                   sizeof(conv::Px<4>) == conv::staged_pixel_bytes(4),
               "launch_shape.cpp sizes shared memory with staged_pixel_bytes()");
 
-// Lets `kernel` use more than the default 48 KiB of dynamic shared memory.
+// Lets `kernel` use more than the default 48 KiB of dynamic shared memory. The attribute holds for
+// the kernel on the current device in every thread, and lanes of different tile shapes set it at
+// once: one lowering it between another's setting and launch would fail that launch. So it only
+// ever rises, to the most a launch has asked for on that device (a cap: each launch still gets
+// the shared memory it asks for).
 void allow_shared(const void* kernel, std::size_t bytes) {
   if (bytes <= kSharedWithoutOptIn) return;
+  int device = 0;
+  TF_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, std::size_t> allowed;
+  std::lock_guard lock(mutex);
+  std::size_t& most = allowed[{device, kernel}];
+  if (bytes <= most) return;
   TF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  most = bytes;
 }
 
 template <typename... Params, typename... Args>
