@@ -61,12 +61,18 @@ bool is_pinned(const void* p) {
 }
 
 struct Lane {
-  explicit Lane(int device) : stream(device), kernels_start(device), kernels_done(device) {}
+  explicit Lane(int device) : stream(device), kernels_done(device, Event::Timing::Untimed) {}
   Stream stream;  // the tile's kernels (its copies go through the device's CopyStreams)
-  Event kernels_start, kernels_done;
+  // Untimed, like the copies' marks: with timed events around each tile's kernels, host-resident
+  // jobs ran ~1% slower (9 taps, 8192² RGBA8, one H200). The lane dates its stages on the host clock.
+  Event kernels_done;
   LaneBuffers buffers;
   FftPlans fft_plans;                // cuFFT plans on this lane's stream (FFT stages of jobs that are not exact)
   PinnedBuffer h_in, h_out, h_maps;  // staging for pageable images, and the maps
+  // buffers.maps holds the first h_maps_bytes of h_maps (the last tile's maps): set when a tile has
+  // run, cleared before a tile's maps are queued and whenever the buffers are reallocated.
+  bool maps_on_device = false;
+  std::size_t h_maps_bytes = 0;
   // The source rows of the last tile's upload, when they were one run: where they lie in
   // buffers.upload, so that a tile right below finds the rows the two share still there (run_tile).
   // Reset at every job's begin(), on every error and whenever the buffer is reallocated.
@@ -88,9 +94,8 @@ struct Lane {
 // nothing else: its mark, taken in turn from `marks`, reused after kMarks copies, long after a lane
 // has waited for its own (a lane queues its next copy only when its last download is done).
 //
-// The telemetry times the copies on the host clock instead. A copy ends when its lane learns it
-// has: a download when its mark is reached, an upload when the lane's kernels start (they wait for
-// it). It starts at the end of the copy queued before it on the stream, or when it was queued if
+// The telemetry times the copies on the host clock instead. A copy ends when its lane sees its mark
+// reached. It starts at the end of the copy queued before it on the stream, or when it was queued if
 // that was later or that end is not known yet (its lane has not recorded it).
 struct CopyStream {
   static constexpr std::size_t kMarks = 256;
@@ -125,16 +130,6 @@ struct CopyStream {
   std::mutex ends_mutex_;
   std::vector<std::pair<std::size_t, Clock::time_point>> ends_;  // (copy, its end) at copy % kMarks
 };
-
-// Seconds from `e` to `end` (both completed), or nothing when CUDA cannot tell (telemetry only).
-std::optional<double> seconds_between(const Event& e, const Event& end) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, e.get(), end.get()) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  return ms / 1e3;
-}
 
 class CudaDevice final : public Device {
  public:
@@ -235,6 +230,7 @@ class CudaDevice final : public Device {
     Lane& l = *lanes_.at(work.lane);
     try {
       run_tile(work, l);
+      l.maps_on_device = true;
     } catch (...) {
       l.resident.reset();
       l.stream.drain();  // nothing of this tile may still write into buffers the next tile reuses
@@ -319,15 +315,25 @@ class CudaDevice final : public Device {
         const std::size_t before = l.buffers.bytes();
         const std::size_t upload_was = l.buffers.upload.capacity();
         l.buffers.reserve(needs, ordinal_);
+        l.maps_on_device = false;
         // A grown buffer is a new allocation (at times at the same address): it holds no rows.
         if (l.buffers.upload.capacity() != upload_was) l.resident.reset();
         reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
       }
     }
 
+    // The maps, unless the lane's last tile left the same ones on the device: the strips of a band
+    // share theirs (only strips that meet the image's edges differ), and a copy of ~33 KB queued
+    // before each strip's upload cost ~1% of a host-resident job (9 taps, 8192² RGBA8, one H200).
     const std::size_t map_bytes = plan.maps.size() * sizeof(int);
-    l.h_maps.reserve(map_bytes);
-    std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
+    const bool maps_there = l.maps_on_device && l.h_maps_bytes == map_bytes &&
+                            std::memcmp(l.h_maps.data(), plan.maps.data(), map_bytes) == 0;
+    l.maps_on_device = false;
+    if (!maps_there) {
+      l.h_maps.reserve(map_bytes);
+      std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
+      l.h_maps_bytes = map_bytes;
+    }
 
     // Upload: the in-image source runs of tile.in, packed (see tile_plan.hpp), from compact row
     // `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's
@@ -351,7 +357,7 @@ class CudaDevice final : public Device {
     l.resident.reset();
     auto* d_up = l.buffers.upload.as<std::byte>() + static_cast<std::size_t>(first_row) * up_pitch;
     const std::size_t up_bytes =
-        map_bytes + (plan.upload_pixels() - static_cast<std::size_t>(kept) * plan.upload_width) * ps;
+        (maps_there ? 0 : map_bytes) + (plan.upload_pixels() - static_cast<std::size_t>(kept) * plan.upload_width) * ps;
     if (!src_pinned_) {
       l.h_in.reserve(up_pitch * plan.upload_height);
       auto* h_up = l.h_in.as<std::byte>();
@@ -367,7 +373,8 @@ class CudaDevice final : public Device {
       std::lock_guard copies(uploads_->mutex);
       const cudaStream_t us = uploads_->stream.get();
       up_copy = uploads_->next();
-      TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, us));
+      if (!maps_there)
+        TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, us));
       if (src_pinned_) {
         for (const auto& yr : plan.rows) {
           const int skip = std::max(0, kept - yr.compact);
@@ -386,17 +393,22 @@ class CudaDevice final : public Device {
       TF_CUDA_CHECK(cudaStreamWaitEvent(s, mark, 0));  // before the mark can be reused
     }
     if (plan.rows.size() == 1) l.resident = Lane::Resident{plan.columns, plan.rows[0], first_row};
-    TF_CUDA_CHECK(cudaEventRecord(l.kernels_start.get(), s));
 
     const FftLane fft{fft_plans, &spectra_, nullptr, ordinal_};
     const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border,
                                        info_.multiprocessors, s, fft_plans ? &fft : nullptr);
     TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
 
-    // Download only the tile's interior, queued once the kernels are done: a download stream that
-    // waited for them on the GPU (cudaStreamWaitEvent) left the link idle ~7 us before every
-    // download, 0.24 ms of a 6.2 ms job (9 taps, 8192² RGBA8 on one H200), where this thread waits
-    // for its download anyway and the downloads queued before this one keep the link busy meanwhile.
+    // The upload's end, for the telemetry and for the lane whose upload comes next: when this
+    // thread sees the upload's mark (its kernels wait for it on the GPU meanwhile).
+    TF_CUDA_CHECK(cudaEventSynchronize(uploads_->mark(up_copy).get()));
+    const Clock::time_point up_end = Clock::now();
+    uploads_->ended(up_copy, up_end);
+
+    // Download only the tile's interior, queued once this thread sees the kernels done, so that the
+    // download stream never waits on another stream; the downloads queued before this one keep the
+    // link busy meanwhile. (With timed events a GPU-side wait left the link idle ~7 us before every
+    // download; with untimed ones it measured the same as this, 2026-11-24.)
     const std::size_t row_bytes = static_cast<std::size_t>(tile.out.width) * ps;
     if (!dst_pinned_) l.h_out.reserve(row_bytes * tile.out.height);
     TF_CUDA_CHECK(cudaEventSynchronize(l.kernels_done.get()));
@@ -414,13 +426,7 @@ class CudaDevice final : public Device {
                                         cudaMemcpyDeviceToHost, ds));
       TF_CUDA_CHECK(cudaEventRecord(downloads_->mark(down_copy).get(), ds));
     }
-    // The kernels ran until this thread saw them done, from when the upload ended (kernels_start
-    // waited for it): the upload's end, for the lane whose upload comes next.
-    const Clock::time_point kernels_end = down_queued;
-    const Clock::time_point kernels_start =
-        kernels_end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                          seconds_between(l.kernels_start, l.kernels_done).value_or(0.0)));
-    uploads_->ended(up_copy, kernels_start);
+    const Clock::time_point kernels_end = down_queued;  // from up_end: they waited for the upload
 
     TF_CUDA_CHECK(cudaEventSynchronize(downloads_->mark(down_copy).get()));
     const Clock::time_point down_end = Clock::now();
@@ -436,8 +442,8 @@ class CudaDevice final : public Device {
       return at(std::min(std::max(queued, copies.end_before(copy).value_or(queued)), end));
     };
     telemetry.add({work.device_index, work.lane, StageKind::Upload, tile.index,
-                   start(*uploads_, up_copy, up_queued, kernels_start), at(kernels_start), up_bytes});
-    telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, at(kernels_start), at(kernels_end), 0});
+                   start(*uploads_, up_copy, up_queued, up_end), at(up_end), up_bytes});
+    telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, at(up_end), at(kernels_end), 0});
     telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index,
                    start(*downloads_, down_copy, down_queued, down_end), at(down_end), row_bytes * tile.out.height});
   }

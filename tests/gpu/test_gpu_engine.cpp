@@ -189,6 +189,27 @@ TEST(GpuEngine, StripsBelowEachOtherUploadOnlyTheirNewRows) {
   }
 }
 
+// A lane sends a tile's maps only when the ones its last tile left on the device differ (the inner
+// strips of a band share theirs). Jobs one after the other on the same lanes whose maps have the
+// same size but not the same entries (reflect101 and reflect mirror about different rows and
+// columns; replicate repeats the edge), the edge strips of each job differing from its inner ones:
+// each job gets the CPU's bits.
+TEST(GpuEngine, LanesSendMapsThatDifferFromTheirLastTiles) {
+  TF_REQUIRE_GPU();
+  const Image src = test::random_image(777, 403, {PixelType::U8, 4}, test::test_seed(14));
+  const Chain chain = parse_chain({"gaussian:sigma=2"});
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Reflect101}) {
+    for (const int lanes : {1, 2}) {
+      JobOptions o;
+      o.border = {mode, 0};
+      o.schedule.tile = {src.width(), 29};
+      o.schedule.streams_per_device = lanes;
+      EXPECT_TRUE(same_bits(cpu_reference(src, chain, o.border), run_on(src, chain, first_gpus(1), o)))
+          << to_string(mode) << ", " << lanes << " lane(s)";
+    }
+  }
+}
+
 // Telemetry: upload, kernel and download records per tile, on the job's clock, within its wall time,
 // the copies taking time in the second job too (a copy's start comes from the copy before it, which
 // may be the last job's).
