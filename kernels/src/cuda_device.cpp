@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -70,7 +71,7 @@ struct Lane {
   FftPlans fft_plans;                // cuFFT plans on this lane's stream (FFT stages of jobs that are not exact)
   PinnedBuffer h_in, h_out, h_maps;  // staging for pageable images, and the maps
   // buffers.maps holds the first h_maps_bytes of h_maps (the last tile's maps): set when a tile has
-  // run, cleared before a tile's maps are queued and whenever the buffers are reallocated.
+  // run, cleared while one runs (run_tile).
   bool maps_on_device = false;
   std::size_t h_maps_bytes = 0;
   // The source rows of the last tile's upload, when they were one run: where they lie in
@@ -285,6 +286,9 @@ class CudaDevice final : public Device {
     const std::size_t ps = format.pixel_bytes();
     const cudaStream_t s = l.stream.get();
     const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode);
+    // Whether buffers.maps still holds h_maps' maps; the lane does not count on it again until this
+    // tile has run (process()), so a tile that fails anywhere below leaves the next one sending its maps.
+    bool maps_kept = std::exchange(l.maps_on_device, false);
 
     // Grow this lane's buffers when the tile needs it, within the lane's share of the budget.
     FftPlans* fft_plans = job.exact ? nullptr : &l.fft_plans;
@@ -314,8 +318,8 @@ class CudaDevice final : public Device {
       if (projected() > l.buffers.bytes()) {
         const std::size_t before = l.buffers.bytes();
         const std::size_t upload_was = l.buffers.upload.capacity();
+        maps_kept = false;
         l.buffers.reserve(needs, ordinal_);
-        l.maps_on_device = false;
         // A grown buffer is a new allocation (at times at the same address): it holds no rows.
         if (l.buffers.upload.capacity() != upload_was) l.resident.reset();
         reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
@@ -326,9 +330,8 @@ class CudaDevice final : public Device {
     // share theirs (only strips that meet the image's edges differ), and a copy of ~33 KB queued
     // before each strip's upload cost ~1% of a host-resident job (9 taps, 8192² RGBA8, one H200).
     const std::size_t map_bytes = plan.maps.size() * sizeof(int);
-    const bool maps_there = l.maps_on_device && l.h_maps_bytes == map_bytes &&
-                            std::memcmp(l.h_maps.data(), plan.maps.data(), map_bytes) == 0;
-    l.maps_on_device = false;
+    const bool maps_there =
+        maps_kept && l.h_maps_bytes == map_bytes && std::memcmp(l.h_maps.data(), plan.maps.data(), map_bytes) == 0;
     if (!maps_there) {
       l.h_maps.reserve(map_bytes);
       std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
