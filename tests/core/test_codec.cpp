@@ -177,6 +177,14 @@ TEST(Codec, BytesOpenCvIsNotAskedToReadAreRefusedBeforeIt) {
   const std::span<const unsigned char> span{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
   EXPECT_FALSE(opencv_codecs::reads_signature(span));
   EXPECT_THROW(decode_memory(span, "dicom.dcm"), Error);
+  // Found next: the same bytes starting with OpenEXR's magic. OpenCV asks GDCM before its OpenEXR
+  // reader, so "DICM" at offset 128 keeps bytes from OpenCV whatever their first ones.
+  const auto exr =
+      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/opencv-gdcm-behind-exr-magic.exr");
+  ASSERT_EQ(exr.size(), 796u);
+  const std::span<const unsigned char> exr_span{reinterpret_cast<const unsigned char*>(exr.data()), exr.size()};
+  EXPECT_FALSE(opencv_codecs::reads_signature(exr_span));
+  EXPECT_THROW(decode_memory(exr_span, "dicom.exr"), Error);
   const unsigned char tiff[] = {'I', 'I', 42, 0, 8, 0, 0, 0};
   const unsigned char webp[] = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'};
   const unsigned char pfm[] = {'P', 'f', '\n'};

@@ -21,6 +21,10 @@ bool reads_signature(std::span<const unsigned char> b) {
   auto starts = [&](std::initializer_list<unsigned char> sig, std::size_t at = 0) {
     return b.size() >= at + sig.size() && std::equal(sig.begin(), sig.end(), b.begin() + at);
   };
+  // OpenCV picks its decoder by signature too, and asks its DICOM reader (GDCM, which sizes buffers
+  // from the file's length fields: 1.7 GB for an 874-byte file) before its JPEG 2000 and OpenEXR
+  // readers: bytes with "DICM" at offset 128 go there whatever they start with.
+  if (starts({'D', 'I', 'C', 'M'}, 128)) return false;
   return starts({'I', 'I', 42, 0}) || starts({'M', 'M', 0, 42}) ||  // TIFF
          starts({'I', 'I', 43, 0}) || starts({'M', 'M', 0, 43}) ||  // BigTIFF
          (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) ||
