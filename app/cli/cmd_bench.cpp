@@ -30,6 +30,7 @@ struct BenchArgs {
   std::string cpu_size = "1024x1024";
   std::string json;
   std::string timeline;
+  std::string host_memory = "pinned";
   int repeats = 0;
   bool speedup = false;
   bool cpu_reference = false;
@@ -138,6 +139,7 @@ void run_bench(const BenchArgs& a) {
   const Format format = parse_format(a.format);
   if (a.mode != "all" && a.mode != "resident" && a.mode != "host")
     throw Error(ErrorKind::InvalidArgument, fmt::format("--mode '{}': use all|resident|host", a.mode));
+  const bool pageable = a.host_memory == "pageable";
   JobFlags flags = a.job;
   flags.filters = {"identity"};
   JobOptions options = job_options(flags);
@@ -171,12 +173,14 @@ void run_bench(const BenchArgs& a) {
         resident_repeats);
   if (host)
     fmt::print(
-        "host     = pinned host image -> upload -> kernels -> download -> pinned host image, all tiles, wall clock,\n"
+        "host     = {} host image -> upload -> kernels -> download -> {} host image, all tiles, wall clock,\n"
         "           median of {} after 1 warm-up\n",
-        host_repeats);
+        a.host_memory, a.host_memory, host_repeats);
 
-  // The source: the project's photo-like test image, in pinned memory when there is a GPU.
-  const PixelAllocator* pinned = cuda::pinned_allocator();
+  // The source: the project's photo-like test image, in pinned memory when there is a GPU, unless
+  // --host-memory pageable asks for what a decoded image usually is (the lanes then stage its rows
+  // through their own pinned buffers).
+  const PixelAllocator* pinned = pageable ? nullptr : cuda::pinned_allocator();
   const Image generated = make_test_image(w, h, format, 7, Pattern::Photo);
   Image src = generated;
   if (pinned) {
@@ -195,9 +199,13 @@ void run_bench(const BenchArgs& a) {
           "  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f} (in 8 MiB "
           "copies {:6.1f})\n",
           n, b.h2d, b.d2h, b.both, b.both_8mib);
+      if (n == 1)
+        fmt::print("  host memory, pageable <-> pinned staging on {} threads, both ways at once: {:6.1f} each way\n",
+                   b.staging_threads, b.staging);
       pcie_json.push_back(fmt::format(
-          "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}}}",
-          n, b.h2d, b.d2h, b.both, b.both_8mib));
+          "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}, "
+          "\"pageable_staging_gbs\": {:.4g}, \"staging_threads\": {}}}",
+          n, b.h2d, b.d2h, b.both, b.both_8mib, b.staging, b.staging_threads));
     }
   }
   fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms",
@@ -302,11 +310,12 @@ void run_bench(const BenchArgs& a) {
     std::string results;
     for (const auto& r : rows) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
     const std::string text = fmt::format(
-        "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {},\n"
+        "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {}, \"host_memory\": {},\n"
         "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}],\n  \"pcie\": [{}]\n}}\n",
         json_string(today()), json_string(cuda::runtime_description()), w, h, json_string(to_string(format)),
-        json_string(to_string(options.border.mode)), devs, results, fmt::format("{}", fmt::join(speedup_json, ", ")),
-        fmt::format("{}", fmt::join(cpu_json, ", ")), fmt::format("{}", fmt::join(pcie_json, ", ")));
+        json_string(to_string(options.border.mode)), json_string(a.host_memory), devs, results,
+        fmt::format("{}", fmt::join(speedup_json, ", ")), fmt::format("{}", fmt::join(cpu_json, ", ")),
+        fmt::format("{}", fmt::join(pcie_json, ", ")));
     std::ofstream out(a.json);
     if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
     fmt::print("\nwrote {}\n", a.json);
@@ -332,7 +341,11 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--size", a->size, "image size WxH")->capture_default_str();
   cmd->add_option("--format", a->format, "pixel format: gray8|rgb8|rgba8|gray16|rgb16|rgba16|grayf32|rgbf32|rgbaf32")
       ->capture_default_str();
-  cmd->add_option("--mode", a->mode, "all | resident (kernels only) | host (end to end from pinned host memory)")
+  cmd->add_option("--mode", a->mode, "all | resident (kernels only) | host (end to end from host memory)")
+      ->capture_default_str();
+  cmd->add_option("--host-memory", a->host_memory,
+                  "host-resident runs' source and result in pinned or pageable host memory")
+      ->check(CLI::IsMember({"pinned", "pageable"}))
       ->capture_default_str();
   cmd->add_option("--repeats", a->repeats, "timed runs per point (default 20 resident, 5 host)");
   cmd->add_option("--json", a->json, "also write the results to this JSON file");

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "io/thread_pool.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/thread_pool.hpp"
 
 namespace tf {
 
@@ -108,12 +108,12 @@ void reduce(ImageReader& reader, Image& out, int step, int threads, const std::f
   for (int oy = 0; oy < oh; oy += per_band) band_rows = std::max(band_rows, ye[std::min(oh, oy + per_band)] - ye[oy]);
   Image bands[2] = {Image(info.width, band_rows, info.format), Image(info.width, band_rows, info.format)};
 
-  io::ThreadPool pool(std::max(1, threads) - 1);
+  ThreadPool pool(std::max(1, threads) - 1);
   std::vector<Scratch> scratch(static_cast<std::size_t>(pool.workers()));
   const int segments = (ow + kSegment - 1) / kSegment;
-  std::shared_ptr<io::ThreadPool::Group> busy;  // the band being averaged
+  std::shared_ptr<ThreadPool::Group> busy;  // the band being averaged
   auto finish = [&] {
-    if (busy) io::ThreadPool::wait(*std::exchange(busy, nullptr), true);
+    if (busy) ThreadPool::wait(*std::exchange(busy, nullptr), true);
   };
   try {
     for (int oy0 = 0, b = 0; oy0 < oh; oy0 += per_band, b ^= 1) {
@@ -133,7 +133,7 @@ void reduce(ImageReader& reader, Image& out, int step, int threads, const std::f
     }
     finish();
   } catch (...) {
-    if (busy) io::ThreadPool::settle(*busy);  // the workers let go of the bands before they are freed
+    if (busy) ThreadPool::settle(*busy);  // the workers let go of the bands before they are freed
     throw;
   }
 }
@@ -150,7 +150,7 @@ Image read_overview(ImageReader& reader, int factor, const std::function<void(do
                     const std::atomic<bool>* cancel, int threads) {
   const ImageInfo& info = reader.info();
   if (factor < 1) throw Error(ErrorKind::InvalidArgument, "overview factor must be at least 1");
-  if (threads <= 0) threads = io::default_threads();
+  if (threads <= 0) threads = default_threads();
   const int ow = (info.width + factor - 1) / factor, oh = (info.height + factor - 1) / factor;
   Image out(ow, oh, info.format);
   // The coarsest reduced level still at least the overview's size; the rest is averaged from it.

@@ -1,8 +1,8 @@
-#include "thread_pool.hpp"
+#include "tilefilter/thread_pool.hpp"
 
 #include <algorithm>
 
-namespace tf::io {
+namespace tf {
 
 int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
@@ -92,4 +92,4 @@ void ThreadPool::loop(int worker) {
   }
 }
 
-}  // namespace tf::io
+}  // namespace tf

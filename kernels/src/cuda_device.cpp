@@ -23,6 +23,7 @@
 #include "chain_runner.hpp"
 #include "conv/conv_kernels.hpp"
 #include "cuda/cuda_util.hpp"
+#include "host_staging.hpp"
 #include "nvml.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cuda_backend.hpp"
@@ -364,11 +365,15 @@ class CudaDevice final : public Device {
     if (!src_pinned_) {
       l.h_in.reserve(up_pitch * plan.upload_height);
       auto* h_up = l.h_in.as<std::byte>();
-      for (const auto& yr : plan.rows)
-        for (const auto& xr : plan.columns)
-          for (int r = std::max(0, kept - yr.compact); r < yr.length; ++r)
-            std::memcpy(h_up + (yr.compact + r) * up_pitch + xr.compact * ps,
-                        job.src.row(yr.source + r) + xr.source * ps, xr.length * ps);
+      for (const auto& yr : plan.rows) {
+        const int skip = std::max(0, kept - yr.compact);
+        stage_rows(yr.length - skip, plan.upload_width * ps, [&](int first, int count) {
+          for (int r = skip + first; r < skip + first + count; ++r)
+            for (const auto& xr : plan.columns)
+              std::memcpy(h_up + (yr.compact + r) * up_pitch + xr.compact * ps,
+                          job.src.row(yr.source + r) + xr.source * ps, xr.length * ps);
+        });
+      }
     }
     const Clock::time_point up_queued = Clock::now();
     std::size_t up_copy = 0;
@@ -436,8 +441,10 @@ class CudaDevice final : public Device {
     downloads_->ended(down_copy, down_end);
     if (!dst_pinned_) {
       const auto* h_out = l.h_out.as<std::byte>();
-      for (int r = 0; r < tile.out.height; ++r)
-        std::memcpy(job.dst.row(tile.out.y + r) + tile.out.x * ps, h_out + r * row_bytes, row_bytes);
+      stage_rows(tile.out.height, row_bytes, [&](int first, int count) {
+        for (int r = first; r < first + count; ++r)
+          std::memcpy(job.dst.row(tile.out.y + r) + tile.out.x * ps, h_out + r * row_bytes, row_bytes);
+      });
     }
 
     auto at = [&](Clock::time_point t) { return telemetry.seconds_since_epoch(t); };

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -114,6 +115,25 @@ TEST_F(Cli, BenchTimelineHasEveryTile) {
   // 4 x 3 tiles of 64x64 for 200x150, for one CPU worker and then two.
   EXPECT_EQ(rows, 24);
   EXPECT_EQ(tiles.size(), 24u);
+}
+
+// `bench --host-memory` says in its JSON which host memory the host-resident runs used, and takes
+// only the two kinds it knows.
+TEST_F(Cli, BenchSaysWhichHostMemory) {
+  const std::string json = dir / "bench.json";
+  std::string out;
+  ASSERT_EQ(test::run_cli(fmt::format("bench --devices cpu:1 --mode host --size 64x48 --repeats 1 -f box:radius=2 "
+                                      "--host-memory pageable --json {}",
+                                      json),
+                          &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("pageable host image"), std::string::npos) << out;
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"host_memory\": \"pageable\""), std::string::npos) << text;
+  EXPECT_NE(test::run_cli("bench --devices cpu:1 --mode host --size 64x48 --host-memory swap", &out), 0);
+  EXPECT_NE(out.find("--host-memory"), std::string::npos) << out;
 }
 
 TEST_F(Cli, MissingFile) {

@@ -1,5 +1,6 @@
-// The codec workers: one small pool per reader or writer that compresses or decodes independent
-// units (TIFF strips and tiles, PNG deflate chunks) on every core while the caller keeps the order.
+// Worker pools: the codecs' (one small pool per reader or writer that compresses or decodes independent
+// units, TIFF strips and tiles, PNG deflate chunks, on every core while the caller keeps the order), the
+// overviews' bands, and the GPU lanes' staging of pageable images (one for the process).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -11,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-namespace tf::io {
+namespace tf {
 
-// One codec worker a core (hardware_concurrency, at least 1).
+// One worker a core (hardware_concurrency, at least 1).
 int default_threads();
 
 // submit(n, fn) runs fn(index, worker) for index in [0, n) on the background threads (worker
@@ -58,4 +59,4 @@ class ThreadPool {
   bool stop_ = false;
 };
 
-}  // namespace tf::io
+}  // namespace tf

@@ -33,9 +33,9 @@
 #include <tiffio.h>
 
 #include "metadata.hpp"
-#include "thread_pool.hpp"
 #include "tiff_common.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/thread_pool.hpp"
 
 namespace tf::io::tiff {
 namespace {

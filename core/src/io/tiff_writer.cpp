@@ -27,9 +27,9 @@
 
 #include "atomic_file.hpp"
 #include "metadata.hpp"
-#include "thread_pool.hpp"
 #include "tiff_common.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/thread_pool.hpp"
 
 namespace tf::io::tiff {
 namespace {
