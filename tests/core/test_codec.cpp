@@ -199,6 +199,17 @@ TEST(Codec, CutRadianceRleIsRefusedNotLoopedOn) {
   const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-rle-cut.hdr");
   ASSERT_FALSE(bytes.empty());
   EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "cut.hdr"), Error);
+  // Found next: the same cut data behind a header line of NULs, which ends stb's header (it tests
+  // the line's first char) and did not end the walk's.
+  const auto nul = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-nul-header-line.hdr");
+  ASSERT_EQ(nul.size(), 249u);
+  try {
+    decode_memory({reinterpret_cast<const unsigned char*>(nul.data()), nul.size()}, "nul.hdr");
+    ADD_FAILURE() << "decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nul.hdr"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Radiance"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Codec, RadianceFilesDecodeAndCutOnesAreRefused) {

@@ -124,7 +124,12 @@ void check_radiance_data(std::span<const unsigned char> b, const std::string& na
   auto cut = [&] { return p > b.size(); };
   const std::string magic = line();
   if (magic != "#?RADIANCE" && magic != "#?RGBE") return;
-  while (p < b.size() && !line().empty()) {
+  // The header ends at a line that is empty as a C string: stb tests the token's first char, so a
+  // line of NULs ends it too (fuzz_decode: with such a line, this walk took the next lines for
+  // header lines and checked nothing, and stb looped on the cut run-length data).
+  while (p < b.size()) {
+    const std::string s = line();
+    if (s.empty() || s[0] == '\0') break;
   }
   long height = 0, width = 0;
   if (std::sscanf(line().c_str(), "-Y %ld +X %ld", &height, &width) != 2 || height <= 0 || width <= 0) return;
