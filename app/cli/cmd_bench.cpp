@@ -190,6 +190,7 @@ void run_bench(const BenchArgs& a) {
 
   std::vector<Row> rows;
   std::vector<std::string> speedup_json, cpu_json, pcie_json;
+  std::string staging_json = "null";       // --pcie: the host's pageable <-> pinned staging rate
   std::vector<std::string> timeline_rows;  // --timeline: every stage of each host-resident median run
   if (a.pcie && !ordinals.empty()) {
     fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
@@ -199,14 +200,15 @@ void run_bench(const BenchArgs& a) {
           "  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f} (in 8 MiB "
           "copies {:6.1f})\n",
           n, b.h2d, b.d2h, b.both, b.both_8mib);
-      if (n == 1)
-        fmt::print("  host memory, pageable <-> pinned staging on {} threads, both ways at once: {:6.1f} each way\n",
-                   b.staging_threads, b.staging);
       pcie_json.push_back(fmt::format(
-          "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}, "
-          "\"pageable_staging_gbs\": {:.4g}, \"staging_threads\": {}}}",
-          n, b.h2d, b.d2h, b.both, b.both_8mib, b.staging, b.staging_threads));
+          "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}}}",
+          n, b.h2d, b.d2h, b.both, b.both_8mib));
     }
+    // Host-wide, whatever the GPUs: measured once.
+    const auto staging = cuda::measure_host_staging();
+    fmt::print("  host memory, pageable <-> pinned staging on {} threads, both ways at once: {:6.1f} each way\n",
+               staging.threads, staging.gbs);
+    staging_json = fmt::format("{{\"gbs\": {:.4g}, \"threads\": {}}}", staging.gbs, staging.threads);
   }
   fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms",
              "spread (min-max) ms", "Gpix/s", "vs 1");
@@ -311,11 +313,11 @@ void run_bench(const BenchArgs& a) {
     for (const auto& r : rows) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
     const std::string text = fmt::format(
         "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {}, \"host_memory\": {},\n"
-        "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}],\n  \"pcie\": [{}]\n}}\n",
+        "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}],\n  \"pcie\": [{}],\n  \"host_staging\": {}\n}}\n",
         json_string(today()), json_string(cuda::runtime_description()), w, h, json_string(to_string(format)),
         json_string(to_string(options.border.mode)), json_string(a.host_memory), devs, results,
         fmt::format("{}", fmt::join(speedup_json, ", ")), fmt::format("{}", fmt::join(cpu_json, ", ")),
-        fmt::format("{}", fmt::join(pcie_json, ", ")));
+        fmt::format("{}", fmt::join(pcie_json, ", ")), staging_json);
     std::ofstream out(a.json);
     if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
     fmt::print("\nwrote {}\n", a.json);

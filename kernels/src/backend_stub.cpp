@@ -17,4 +17,7 @@ ResidentTiming bench_device_resident(const ImageView&, const Chain&, const Borde
 PcieBandwidth measure_pcie(const std::vector<int>&, std::size_t) {
   throw Error(ErrorKind::Device, "PCIe measurement: built without CUDA");
 }
+StagingRate measure_host_staging(std::size_t) {
+  throw Error(ErrorKind::Device, "pinned staging measurement: built without CUDA");
+}
 }  // namespace tf::cuda

@@ -180,29 +180,31 @@ PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes) 
   b.d2h = time(false, true, bytes);
   b.both = time(true, true, bytes);
   b.both_8mib = time(true, true, std::size_t(8) << 20);
+  return b;
+}
 
-  // What a job from a pageable image also copies: its rows into pinned staging and the result out
-  // of it, both at once, on every core as the lanes do (rows of an 8192-pixel RGBA8 image).
+StagingRate measure_host_staging(std::size_t bytes) {
+  // Rows of an 8192-pixel RGBA8 image, as the lanes copy them; median of 5 after a warm-up.
   constexpr std::size_t kRow = 32 << 10;
   const int rows = static_cast<int>(bytes / kRow);
   std::vector<std::byte> src(bytes, std::byte{3}), dst(bytes, std::byte{4});
-  const auto* h_out = gpus.front()->h_out.as<std::byte>();
-  auto* h_in = gpus.front()->h_in.as<std::byte>();
+  PinnedBuffer h_in, h_out;
+  h_in.reserve(bytes);
+  h_out.reserve(bytes);
+  std::memset(h_out.data(), 2, bytes);
   std::vector<double> t;
   for (int r = 0; r < 6; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     stage_rows(rows, kRow, [&](int first, int count) {
       for (int y = first; y < first + count; ++y) {
-        std::memcpy(h_in + y * kRow, src.data() + y * kRow, kRow);
-        std::memcpy(dst.data() + y * kRow, h_out + y * kRow, kRow);
+        std::memcpy(h_in.as<std::byte>() + y * kRow, src.data() + y * kRow, kRow);
+        std::memcpy(dst.data() + y * kRow, h_out.as<std::byte>() + y * kRow, kRow);
       }
     });
     if (r > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  b.staging = static_cast<double>(rows) * kRow / t[t.size() / 2] / 1e9;
-  b.staging_threads = staging_workers().workers();
-  return b;
+  return {static_cast<double>(rows) * kRow / t[t.size() / 2] / 1e9, staging_workers().workers()};
 }
 
 }  // namespace tf::cuda

@@ -46,13 +46,19 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
 // Pinned host <-> device copy bandwidth in GB/s, all the given GPUs at once (a 2-D tile copy is no
 // faster): host-to-device alone, device-to-host alone, and both directions at the same time, as one
 // copy each way and as the same bytes in 8 MiB copies queued on one stream a direction (the ceiling
-// for tiles of that size: host-resident jobs copy that way, docs/performance.md). `staging`: the
-// host's own copies of a job from pageable memory, in GB/s each way with both directions at once,
-// pageable rows into pinned staging and back on `staging_threads` threads (its ceiling).
+// for tiles of that size: host-resident jobs copy that way, docs/performance.md).
 struct PcieBandwidth {
-  double h2d = 0, d2h = 0, both = 0, both_8mib = 0, staging = 0;
-  int staging_threads = 0;
+  double h2d = 0, d2h = 0, both = 0, both_8mib = 0;
 };
 PcieBandwidth measure_pcie(const std::vector<int>& ordinals, std::size_t bytes_per_gpu = 256u << 20);
+
+// The host's own copies of a job from pageable memory, the ceiling of such jobs whatever the GPUs:
+// pageable rows into pinned staging and the result back, both at once, on the lanes' staging
+// workers; GB/s each way.
+struct StagingRate {
+  double gbs = 0;
+  int threads = 0;
+};
+StagingRate measure_host_staging(std::size_t bytes = 256u << 20);
 
 }  // namespace tf::cuda
