@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,6 +23,16 @@ namespace {
 std::vector<char> read_all(const std::string& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// An input fuzz_decode once found, kept in tests/fuzz/regressions/decode/.
+std::vector<char> regression_input(const std::string& file) {
+  return read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/" + file);
+}
+
+// Bytes held as chars (a file read whole, a string), as the decoders take them.
+template <class Chars> std::span<const unsigned char> bytes_of(const Chars& c) {
+  return {reinterpret_cast<const unsigned char*>(c.data()), c.size()};
 }
 
 void write_all(const std::string& p, const std::vector<char>& bytes) {
@@ -150,10 +161,10 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
   // arrays (FF FF D8 is a JPEG start for stb, so it reached stb even with TurboJPEG built in).
   // The second file ends inside the table: stb reads the missing counts as zeros.
   for (const char* file : {"stb-huffman-overflow.jpg", "stb-huffman-overflow-short.jpg"}) {
-    const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/" + file);
+    const auto bytes = regression_input(file);
     ASSERT_FALSE(bytes.empty()) << file;
     try {
-      decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, file);
+      decode_memory(bytes_of(bytes), file);
       ADD_FAILURE() << file << " decoded";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
@@ -164,25 +175,23 @@ TEST(Codec, HuffmanTableOverflowIsRefused) {
   test::TempDir dir;
   encode_file(dir / "ok.jpg", make_test_image(64, 48, Format{PixelType::U8, 3}, 2).view());
   const auto ok = read_all(dir / "ok.jpg");
-  EXPECT_NO_THROW(decode_jpeg_with("stb", {reinterpret_cast<const unsigned char*>(ok.data()), ok.size()}, "ok.jpg"));
+  EXPECT_NO_THROW(decode_jpeg_with("stb", bytes_of(ok), "ok.jpg"));
 }
 
 TEST(Codec, BytesOpenCvIsNotAskedToReadAreRefusedBeforeIt) {
   // Found by fuzz_decode: 874 bytes with "DICM" at offset 128 reached OpenCV's DICOM reader (GDCM),
   // which sized a buffer from a length field at 1.7 GB. Only signatures of the formats OpenCV is
   // here for reach it now.
-  const auto bytes =
-      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/opencv-gdcm-huge-length.dcm");
+  const auto bytes = regression_input("opencv-gdcm-huge-length.dcm");
   ASSERT_EQ(bytes.size(), 874u);
-  const std::span<const unsigned char> span{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
+  const std::span<const unsigned char> span = bytes_of(bytes);
   EXPECT_FALSE(opencv_codecs::reads_signature(span));
   EXPECT_THROW(decode_memory(span, "dicom.dcm"), Error);
   // Found next: the same bytes starting with OpenEXR's magic. OpenCV asks GDCM before its OpenEXR
   // reader, so "DICM" at offset 128 keeps bytes from OpenCV whatever their first ones.
-  const auto exr =
-      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/opencv-gdcm-behind-exr-magic.exr");
+  const auto exr = regression_input("opencv-gdcm-behind-exr-magic.exr");
   ASSERT_EQ(exr.size(), 796u);
-  const std::span<const unsigned char> exr_span{reinterpret_cast<const unsigned char*>(exr.data()), exr.size()};
+  const std::span<const unsigned char> exr_span = bytes_of(exr);
   EXPECT_FALSE(opencv_codecs::reads_signature(exr_span));
   EXPECT_THROW(decode_memory(exr_span, "dicom.exr"), Error);
   const unsigned char tiff[] = {'I', 'I', 42, 0, 8, 0, 0, 0};
@@ -196,15 +205,15 @@ TEST(Codec, BytesOpenCvIsNotAskedToReadAreRefusedBeforeIt) {
 TEST(Codec, CutRadianceRleIsRefusedNotLoopedOn) {
   // Found by fuzz_decode: stb's HDR reader loops forever on a run of length 0, which is what it
   // reads past the end of a cut file. Every build reads .hdr through stb, behind a scanline walk.
-  const auto bytes = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-rle-cut.hdr");
+  const auto bytes = regression_input("stb-hdr-rle-cut.hdr");
   ASSERT_FALSE(bytes.empty());
-  EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "cut.hdr"), Error);
+  EXPECT_THROW(decode_memory(bytes_of(bytes), "cut.hdr"), Error);
   // Found next: the same cut data behind a header line of NULs, which ends stb's header (it tests
   // the line's first char) and did not end the walk's.
-  const auto nul = read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-hdr-nul-header-line.hdr");
+  const auto nul = regression_input("stb-hdr-nul-header-line.hdr");
   ASSERT_EQ(nul.size(), 249u);
   try {
-    decode_memory({reinterpret_cast<const unsigned char*>(nul.data()), nul.size()}, "nul.hdr");
+    decode_memory(bytes_of(nul), "nul.hdr");
     ADD_FAILURE() << "decoded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("nul.hdr"), std::string::npos) << e.what();
@@ -239,7 +248,7 @@ TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
   const auto before = open_fds();
   for (int i = 0; i < 300; ++i) {
     const std::string bad = i % 2 ? "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y x\n" : "#?RGBE\n\n+X 8 -Y 8\n";
-    EXPECT_THROW(decode_memory({reinterpret_cast<const unsigned char*>(bad.data()), bad.size()}, "bad.hdr"), Error);
+    EXPECT_THROW(decode_memory(bytes_of(bad), "bad.hdr"), Error);
   }
   EXPECT_LE(open_fds(), before + 2);
 }
@@ -247,11 +256,10 @@ TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
 TEST(Codec, PngWithEmptyFirstIdatDecodes) {
   // Found by fuzz_decode: an IDAT chunk of length 0 before the data made Debian's stb_image compute
   // NULL + 0 (UBSan). Empty IDAT chunks are legal; they are left out before stb reads the file.
-  const auto bytes =
-      read_all(std::string(TF_SOURCE_DIR) + "/tests/fuzz/regressions/decode/stb-png-empty-first-idat.png");
+  const auto bytes = regression_input("stb-png-empty-first-idat.png");
   ASSERT_FALSE(bytes.empty());
   try {
-    decode_memory({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "fuzz.png");
+    decode_memory(bytes_of(bytes), "fuzz.png");
   } catch (const Error& e) {  // the fuzzed data may be corrupt; a clear error is fine, a crash is not
     EXPECT_EQ(e.kind(), ErrorKind::Decode) << e.what();
   }
@@ -263,7 +271,7 @@ TEST(Codec, PngWithEmptyFirstIdatDecodes) {
   const std::size_t after_ihdr = 8 + 12 + 13;
   const char empty_idat[] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', '\x35', '\xAF', '\x06', '\x1E'};
   png.insert(png.begin() + static_cast<std::ptrdiff_t>(after_ihdr), std::begin(empty_idat), std::end(empty_idat));
-  const Image back = decode_memory({reinterpret_cast<const unsigned char*>(png.data()), png.size()}, "spliced.png");
+  const Image back = decode_memory(bytes_of(png), "spliced.png");
   EXPECT_TRUE(same_pixels(back.view(), src.view()));
 }
 
@@ -273,7 +281,7 @@ TEST(Codec, ACorruptJpegDoesNotChangeTheNextDecode) {
   test::TempDir dir;
   encode_file(dir / "good.jpg", test::random_image(640, 360, Format{PixelType::U8, 3}, 40).view(), quality_only(90));
   const auto good = read_all(dir / "good.jpg");
-  const std::span<const unsigned char> good_bytes(reinterpret_cast<const unsigned char*>(good.data()), good.size());
+  const std::span<const unsigned char> good_bytes = bytes_of(good);
   const Image fresh = decode_memory(good_bytes, "good.jpg");
   std::mt19937 rng(7);
   std::vector<unsigned char> corrupt(good.size());
