@@ -2,12 +2,15 @@
 #include "tilefilter/scheduler.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -29,9 +32,77 @@ bool debug_log() {
 }
 
 // With TILEFILTER_DEBUG: when a job reaches each phase, in ms since its start (where host-resident
-// jobs lose time before their first upload and after their last download).
-void debug_phase(const Telemetry& telemetry, const char* phase) {
-  if (debug_log()) std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", telemetry.now() * 1e3, phase);
+// jobs lose time before their first upload and after their last download), and which lane takes
+// which tile. Kept in memory and printed when the job ends: printed as they came, the phases of six
+// lanes that ended together waited for each other on stderr's lock, which moved the phases after
+// them by tens of microseconds. Any thread may add one; the job's own thread prints them once its
+// lanes have joined.
+class PhaseLog {
+ public:
+  explicit PhaseLog(const Telemetry& telemetry) : telemetry_(telemetry) {
+    if (debug_log()) entries_.resize(kCapacity);
+  }
+  PhaseLog(const PhaseLog&) = delete;
+  PhaseLog& operator=(const PhaseLog&) = delete;
+  ~PhaseLog() {
+    const std::size_t n = std::min(next_.load(), entries_.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry& e = entries_[i];
+      if (e.device)
+        std::fprintf(stderr, "[scheduler] %8.3f ms tile %d (%d,%d) %dx%d -> %s lane %d\n", e.ms, e.tile, e.out.x,
+                     e.out.y, e.out.width, e.out.height, e.device, e.lane);
+      else
+        std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", e.ms, e.phase);
+    }
+    if (next_ > entries_.size() && !entries_.empty())
+      std::fprintf(stderr, "[scheduler] %zu more not kept\n", next_.load() - entries_.size());
+  }
+
+  void phase(const char* what) { add({telemetry_.now() * 1e3, what, 0, {}, nullptr, 0}); }
+  // `device` must outlive the job (a Device's info().id does).
+  void tile(const Tile& tile, const char* device, int lane) {
+    add({telemetry_.now() * 1e3, nullptr, tile.index, tile.out, device, lane});
+  }
+
+ private:
+  static constexpr std::size_t kCapacity = 4096;
+  struct Entry {
+    double ms = 0;
+    const char* phase = nullptr;
+    int tile = 0;
+    Rect out;
+    const char* device = nullptr;
+    int lane = 0;
+  };
+  void add(const Entry& e) {
+    if (entries_.empty()) return;
+    const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i < entries_.size()) entries_[i] = e;
+  }
+
+  const Telemetry& telemetry_;
+  std::vector<Entry> entries_;  // empty without TILEFILTER_DEBUG
+  std::atomic<std::size_t> next_ = 0;
+};
+
+// How long a thread that waits for others at a job's end keeps looking after the last change it saw
+// before it sleeps. A thread asleep on a condition variable ran 10-20 us after the notify, and at
+// times over 100 us (one H200 machine's 16 cores, 2026-11-24). At a job's end the lanes wait for the
+// last tiles, which end one after another a tile's download apart on a GPU, and the job's caller
+// waits for its lanes. A CPU worker's tiles take milliseconds: its waiting lanes look for this long
+// after each tile and then sleep.
+constexpr std::chrono::microseconds kSpinBeforeSleep{200};
+
+// Looks at `done()` until it holds or `limit` passes, yielding the core between looks (so a busy
+// machine's other threads, CPU workers among them, still run). Returns done().
+template <class Done>
+bool spin_until(Done done, std::chrono::microseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return done();
+    std::this_thread::yield();
+  }
+  return true;
 }
 
 // Threads for the lanes of jobs, kept from one job to the next. Starting six threads a GPU took
@@ -57,11 +128,13 @@ class LanePool {
     // lane could take every tile of a small job: BatchPipeline.WholeAndSplitImagesGiveTheReferenceBits).
     std::function<void()> own = std::move(tasks.back());
     tasks.pop_back();
-    Batch batch;
-    batch.left = tasks.size();
+    // Shared with the tasks: the caller may see the last one end and return while that task still
+    // notifies (only a caller asleep needs it).
+    auto batch = std::make_shared<Batch>();
+    batch->left = tasks.size();
     {
       std::lock_guard lock(mutex_);
-      for (auto& task : tasks) queue_.push_back({std::move(task), &batch});
+      for (auto& task : tasks) queue_.push_back({std::move(task), batch});
       while (idle_ < static_cast<int>(queue_.size())) {
         try {
           std::thread([this] { loop(); }).detach();
@@ -81,9 +154,8 @@ class LanePool {
     } catch (...) {
       error = std::current_exception();
     }
-    std::unique_lock done(batch.mutex);
-    batch.cv.wait(done, [&] { return batch.left == 0; });  // the other tasks may use what `own` left behind
-    if (!error) error = batch.error;
+    batch->wait();  // the other tasks may use what `own` left behind
+    if (!error) error = batch->error;
     if (error) std::rethrow_exception(error);
   }
 
@@ -93,15 +165,40 @@ class LanePool {
   }
 
  private:
-  struct Batch {  // one run_all call: lives on its caller's stack until every task is done
+  // One run_all call's tasks. They end without a lock, and the caller looks before it sleeps. Six
+  // lanes that ended together and each took the pool's mutex and then the batch's handed them on
+  // from one sleeping thread to the next, 10-20 us a hand-off, and the caller slept on top: it
+  // returned 30-55 us after its last lane ended, and now 1-2 us (one H200 machine, 2026-11-25; 0.5-1%
+  // of a host-resident job, 9 taps 8192² RGBA8, more of a two-GPU one).
+  struct Batch {
+    std::atomic<std::size_t> left = 0;
+    std::exception_ptr error;  // the first task's that threw: set under `mutex`, read once left is 0
     std::mutex mutex;
     std::condition_variable cv;
-    std::size_t left = 0;
-    std::exception_ptr error;
+
+    void task_ended(std::exception_ptr task_error) {
+      if (task_error) {
+        std::lock_guard lock(mutex);
+        if (!error) error = task_error;
+      }
+      if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard lock(mutex);  // a caller about to sleep has looked at `left` under it
+        cv.notify_all();
+      }
+    }
+    // Returns once every task has ended: looks first, then sleeps.
+    void wait() {
+      for (std::size_t seen = left.load(std::memory_order_acquire); seen != 0;) {
+        if (!spin_until([&] { return left.load(std::memory_order_acquire) != seen; }, kSpinBeforeSleep)) break;
+        seen = left.load(std::memory_order_acquire);
+      }
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return left.load(std::memory_order_acquire) == 0; });
+    }
   };
   struct Task {
     std::function<void()> run;
-    Batch* batch;
+    std::shared_ptr<Batch> batch;
   };
 
   void loop() {
@@ -118,20 +215,18 @@ class LanePool {
       } catch (...) {
         error = std::current_exception();
       }
-      lock.lock();
       ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
-      // Notified under the batch's mutex: once it is released the caller may return and the batch is
-      // gone. (Pool, then batch: the one order these two mutexes are ever held together.)
-      std::lock_guard done(task.batch->mutex);
-      if (error && !task.batch->error) task.batch->error = error;
-      if (--task.batch->left == 0) task.batch->cv.notify_all();
+      task.batch->task_ended(error);
+      task = {};
+      lock.lock();
     }
   }
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
-  int idle_ = 0;     // threads not running a task (including those just started)
+  std::atomic<int> idle_ = 0;  // threads not running a task (including those just started); changed under
+                               // mutex_ but for a thread whose task has ended
   int threads_ = 0;  // threads started so far
 };
 
@@ -175,11 +270,12 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
 class Run {
  public:
   Run(const TileJob& job, const std::vector<DevicePtr>& devices, const JobOptions& opt, std::vector<Tile> tiles,
-      Telemetry& telemetry, JobReport& report)
+      Telemetry& telemetry, PhaseLog& phases, JobReport& report)
       : job_(job),
         devices_(devices),
         opt_(opt),
         telemetry_(telemetry),
+        phases_(phases),
         report_(report),
         total_(static_cast<int>(tiles.size())) {
     for (auto& t : tiles) queue_.push_back({t, 0, {}});
@@ -187,7 +283,7 @@ class Run {
   }
 
   void execute() {
-    debug_phase(telemetry_, "run: start");
+    phases_.phase("run: start");
     std::vector<int> active;
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
       try {
@@ -199,15 +295,15 @@ class Run {
         excluded_devices_.insert(d);
       }
     }
-    debug_phase(telemetry_, "run: devices begun");
+    phases_.phase("run: devices begun");
     std::vector<std::function<void()>> lanes;
     for (int d : active)
       for (int lane = 0; lane < devices_[d]->lanes(); ++lane) lanes.push_back([this, d, lane] { work(d, lane); });
     if (active.empty()) work_on_fallback();  // every device failed to start: the CPU does it all
     else LanePool::instance().run_all(std::move(lanes));
-    debug_phase(telemetry_, "run: lanes done");
+    phases_.phase("run: lanes done");
     for (int d : active) devices_[d]->end();
-    debug_phase(telemetry_, "run: devices ended");
+    phases_.phase("run: devices ended");
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -218,6 +314,7 @@ class Run {
   // other workers still hold tiles that could come back.
   std::optional<QueuedTile> next(int device, const Tile* last) {
     std::unique_lock lock(mutex_);
+    std::optional<unsigned> looked_since;  // changes_ when this call last spun
     for (;;) {
       if (error_ || cancelled()) return std::nullopt;
       auto it = pick(device, last);
@@ -231,6 +328,17 @@ class Run {
       // Nothing in flight can come back: the queue is empty, or holds only tiles this device
       // failed on, which the other devices' workers (woken by finished()) will take.
       if (in_flight_ == 0) return std::nullopt;
+      // The tiles in flight end soon (this is a job's end, or a retry's wait): look before sleeping,
+      // again after each tile that ends.
+      const unsigned seen = changes_.load(std::memory_order_relaxed);
+      if (looked_since != seen) {
+        looked_since = seen;
+        lock.unlock();
+        spin_until([&] { return changes_.load(std::memory_order_relaxed) != seen || cancelled(); },
+                   kSpinBeforeSleep);
+        lock.lock();
+        continue;
+      }
       cv_.wait(lock);
     }
   }
@@ -285,6 +393,7 @@ class Run {
       running_.erase(
           std::find_if(running_.begin(), running_.end(), [&](const Tile& t) { return t.index == tile.index; }));
       if (ok) done = ++done_;
+      changes_.fetch_add(1, std::memory_order_relaxed);
     }
     cv_.notify_all();
     if (ok && opt_.progress) opt_.progress(done, total_);
@@ -303,15 +412,13 @@ class Run {
 
   void work(int device, int lane) {
     Device& dev = *devices_[device];
-    debug_phase(telemetry_, "worker: running");
+    phases_.phase("worker: running");
     std::optional<Tile> last;
     while (auto q = next(device, last ? &*last : nullptr)) {
       const Tile tile = q->tile;
       bool ok = false;
       try {
-        if (debug_log())
-          std::fprintf(stderr, "[scheduler] tile %d (%d,%d) %dx%d -> %s lane %d\n", q->tile.index, q->tile.out.x,
-                       q->tile.out.y, q->tile.out.width, q->tile.out.height, dev.info().id.c_str(), lane);
+        phases_.tile(q->tile, dev.info().id.c_str(), lane);
         dev.process({job_, q->tile, lane, q->attempt, telemetry_, device});
         std::lock_guard lock(mutex_);
         ++report_.tiles_per_device[device];
@@ -339,7 +446,7 @@ class Run {
       finished(tile, ok);
       last = ok ? std::optional<Tile>(tile) : std::nullopt;
     }
-    debug_phase(telemetry_, "worker: done");
+    phases_.phase("worker: done");
   }
 
   void work_on_fallback() {
@@ -356,6 +463,7 @@ class Run {
   const std::vector<DevicePtr>& devices_;
   const JobOptions& opt_;
   Telemetry& telemetry_;
+  PhaseLog& phases_;
   JobReport& report_;
   const int total_;
   std::mutex mutex_;
@@ -365,6 +473,7 @@ class Run {
   std::set<int> excluded_devices_;
   int in_flight_ = 0;
   int done_ = 0;
+  std::atomic<unsigned> changes_{0};  // tiles finished (changed under mutex_, read by next()'s spin without it)
   std::exception_ptr error_;
 };
 
@@ -390,13 +499,14 @@ void check_arguments(const ImageView& src, const ImageView& dst, const Chain& ch
 }
 
 JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain,
-                   const std::vector<DevicePtr>& devices, const JobOptions& options, Telemetry& telemetry) {
+                   const std::vector<DevicePtr>& devices, const JobOptions& options, Telemetry& telemetry,
+                   PhaseLog& phases) {
   TileJob job{src, dst, &chain, options.border, options.faults, options.exact};
   JobReport report;
   const auto [first, end] = band_of(src, options);
-  debug_phase(telemetry, "pass: start");
+  phases.phase("pass: start");
   const TileSize tile = choose_tile_size(job, devices, options.schedule, end - first);
-  debug_phase(telemetry, "pass: tile size chosen");
+  phases.phase("pass: tile size chosen");
   report.tile = tile;
   // Tiles of the band; their input rectangles still refer to the whole image, so borders are
   // synthesized exactly as when the whole image is filtered at once.
@@ -406,7 +516,7 @@ JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chai
     t.in.y += first;
   }
   report.tiles = static_cast<int>(tiles.size());
-  Run run(job, devices, options, std::move(tiles), telemetry, report);
+  Run run(job, devices, options, std::move(tiles), telemetry, phases, report);
   run.execute();
   if (options.cancel && options.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
   return report;
@@ -422,13 +532,14 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
   for (auto& d : devices)
     if (options.schedule.streams_per_device > 0) d->set_lanes(options.schedule.streams_per_device);
   Telemetry telemetry;
+  PhaseLog phases(telemetry);
   const double t0 = telemetry.now();
 
   JobReport report;
   const bool one_pass = runs_in_one_pass(src, chain, devices, options);
-  debug_phase(telemetry, one_pass ? "job: runs in one pass" : "job: runs filter by filter");
+  phases.phase(one_pass ? "job: runs in one pass" : "job: runs filter by filter");
   if (one_pass) {
-    report = run_pass(src, dst, chain, devices, options, telemetry);
+    report = run_pass(src, dst, chain, devices, options, telemetry, phases);
   } else {
     if (options.first_row != 0 || (options.end_row != 0 && options.end_row != src.height))
       throw Error(ErrorKind::InvalidArgument,
@@ -445,7 +556,7 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
         out = buf.view();
       }
       Chain single{chain[s]};
-      JobReport pass = run_pass(in, out, single, devices, options, telemetry);
+      JobReport pass = run_pass(in, out, single, devices, options, telemetry, phases);
       if (s == 0) report = pass;
       else {
         report.tiles += pass.tiles;
@@ -458,7 +569,7 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
     report.passes = static_cast<int>(chain.size());
   }
   report.wall_s = telemetry.now() - t0;
-  debug_phase(telemetry, "job: end");
+  phases.phase("job: end");
   for (auto& d : devices) report.device_names.push_back(d->info().id);
   report.device_names.push_back("cpu-fallback");
   report.records = telemetry.records();
