@@ -48,11 +48,12 @@ class PhaseLog {
     const std::size_t n = std::min(next_.load(), entries_.size());
     for (std::size_t i = 0; i < n; ++i) {
       const Entry& e = entries_[i];
-      if (e.device)
-        std::fprintf(stderr, "[scheduler] %8.3f ms tile %d (%d,%d) %dx%d -> %s lane %d\n", e.ms, e.tile, e.out.x,
-                     e.out.y, e.out.width, e.out.height, e.device, e.lane);
-      else
+      if (!e.device) {
         std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", e.ms, e.phase);
+        continue;
+      }
+      std::fprintf(stderr, "[scheduler] %8.3f ms tile %d (%d,%d) %dx%d -> %s lane %d\n", e.ms, e.tile, e.out.x, e.out.y,
+                   e.out.width, e.out.height, e.device, e.lane);
     }
     if (next_ > entries_.size() && !entries_.empty())
       std::fprintf(stderr, "[scheduler] %zu more not kept\n", next_.load() - entries_.size());
@@ -95,8 +96,7 @@ constexpr std::chrono::microseconds kSpinBeforeSleep{200};
 
 // Looks at `done()` until it holds or `limit` passes, yielding the core between looks (so a busy
 // machine's other threads, CPU workers among them, still run). Returns done().
-template <class Done>
-bool spin_until(Done done, std::chrono::microseconds limit) {
+template <class Done> bool spin_until(Done done, std::chrono::microseconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= until) return done();
@@ -225,8 +225,9 @@ class LanePool {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
-  std::atomic<int> idle_ = 0;  // threads not running a task (including those just started); changed under
-                               // mutex_ but for a thread whose task has ended
+  // Threads not running a task (including those just started): changed under mutex_, but for a
+  // thread whose task has ended.
+  std::atomic<int> idle_ = 0;
   int threads_ = 0;  // threads started so far
 };
 
@@ -334,8 +335,7 @@ class Run {
       if (looked_since != seen) {
         looked_since = seen;
         lock.unlock();
-        spin_until([&] { return changes_.load(std::memory_order_relaxed) != seen || cancelled(); },
-                   kSpinBeforeSleep);
+        spin_until([&] { return changes_.load(std::memory_order_relaxed) != seen || cancelled(); }, kSpinBeforeSleep);
         lock.lock();
         continue;
       }
