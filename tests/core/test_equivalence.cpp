@@ -1,6 +1,7 @@
 // Bitwise equality where the contract promises it: tiled = untiled for any tile size, cpu:1 = cpu:4,
 // a chain = its filters applied one by one, unequal devices and failing devices change nothing.
 #include <array>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -243,6 +244,36 @@ TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
   for (auto& t : jobs) t.join();
   for (const auto& out : outputs) EXPECT_TRUE(same_pixels(out.view(), expected.view()));
   EXPECT_LE(lane_threads(), std::max(after_first, 3));  // 3 jobs x 1 pool lane at most at once
+}
+
+// A device whose lane 0 is slow (3 ms a tile, far past the 200 us the others look before they
+// sleep): the lanes that run out of tiles and the job's caller (lane 2 runs on its thread) wait
+// for it asleep, and the job returns only once its every tile is written.
+class SlowLaneDevice : public Device {
+ public:
+  const DeviceInfo& info() const override { return cpu_->info(); }
+  int lanes() const override { return 3; }
+  TileSize preferred_tile(const TileJob&) const override { return {64, 64}; }
+  void process(const TileWork& work) override {
+    if (work.lane == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    cpu_->process(work);
+  }
+
+ private:
+  DevicePtr cpu_ = cpu::make_cpu_device(0);
+};
+
+TEST(Scheduler, JobWaitsForItsSlowestLane) {
+  const Image src = test::random_image(300, 200, Format{PixelType::U8, 4}, test::test_seed(13));
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  const Image expected = untiled(src, chain, Border{});
+  const std::vector<DevicePtr> devices = {std::make_shared<SlowLaneDevice>()};
+  for (int job = 0; job < 3; ++job) {
+    JobReport report;
+    const Image out = run(src, chain, devices, Border{}, 0, &report);
+    ASSERT_TRUE(same_pixels(out.view(), expected.view())) << "job " << job;
+    EXPECT_EQ(report.tiles_per_device[0], report.tiles) << "job " << job;
+  }
 }
 
 TEST(Scheduler, ProgressReachesTotal) {
