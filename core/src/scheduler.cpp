@@ -215,9 +215,11 @@ class LanePool {
       } catch (...) {
         error = std::current_exception();
       }
-      ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
-      task.batch->task_ended(error);
+      // The task's function goes before its batch can end: what it holds may be its caller's.
+      const std::shared_ptr<Batch> batch = std::move(task.batch);
       task = {};
+      ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
+      batch->task_ended(error);
       lock.lock();
     }
   }
