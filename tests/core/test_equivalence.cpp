@@ -107,20 +107,30 @@ TEST(Equivalence, ChainEqualsFiltersOneByOne) {
       }
 }
 
-// A device that asks for wide strips and runs 8 lanes (the reference path does the work).
-class StripDevice : public Device {
+// A device of `lanes` lanes that asks for `tile` (the reference path does the work); its lane 0
+// waits `lane0_delay` before each tile.
+class LanedDevice : public Device {
  public:
+  LanedDevice(int lanes, TileSize tile, std::chrono::milliseconds lane0_delay = {})
+      : lanes_(lanes), tile_(tile), lane0_delay_(lane0_delay) {}
   const DeviceInfo& info() const override { return cpu_->info(); }
-  int lanes() const override { return 8; }
-  TileSize preferred_tile(const TileJob&) const override { return {1024, 128}; }
-  void process(const TileWork& work) override { cpu_->process(work); }
+  int lanes() const override { return lanes_; }
+  TileSize preferred_tile(const TileJob&) const override { return tile_; }
+  void process(const TileWork& work) override {
+    if (work.lane == 0 && lane0_delay_.count() > 0) std::this_thread::sleep_for(lane0_delay_);
+    cpu_->process(work);
+  }
 
  private:
+  const int lanes_;
+  const TileSize tile_;
+  const std::chrono::milliseconds lane0_delay_;
   DevicePtr cpu_ = cpu::make_cpu_device(0);
 };
 
+// Wide strips, 8 lanes.
 TEST(Scheduler, StripsKeepWholeRowsWhenSplitForLanes) {
-  const std::vector<DevicePtr> devices = {std::make_shared<StripDevice>()};
+  const std::vector<DevicePtr> devices = {std::make_shared<LanedDevice>(8, TileSize{1024, 128})};
   const Chain chain = parse_chain({"gaussian:sigma=1.5"});
   for (const auto& [w, h, tw, th] : {std::array{1024, 2000, 1024, 128}, std::array{1024, 500, 1024, 64},
                                      std::array{1500, 300, 1024, 64}, std::array{2500, 1000, 1024, 128}}) {
@@ -134,11 +144,11 @@ TEST(Scheduler, StripsKeepWholeRowsWhenSplitForLanes) {
 }
 
 // Records which tiles each lane took, in order (the reference path does the work).
-class RecordingStripDevice : public StripDevice {
+class RecordingStripDevice : public LanedDevice {
  public:
-  int lanes() const override { return 4; }
+  RecordingStripDevice() : LanedDevice(4, TileSize{1024, 128}) {}
   void process(const TileWork& work) override {
-    StripDevice::process(work);
+    LanedDevice::process(work);
     std::lock_guard lock(mutex);
     taken[work.lane].push_back(work.tile);
   }
@@ -249,25 +259,12 @@ TEST(Scheduler, LaneThreadsPersistAcrossJobs) {
 // A device whose lane 0 is slow (3 ms a tile, far past the 200 us the others look before they
 // sleep): the lanes that run out of tiles and the job's caller (lane 2 runs on its thread) wait
 // for it asleep, and the job returns only once its every tile is written.
-class SlowLaneDevice : public Device {
- public:
-  const DeviceInfo& info() const override { return cpu_->info(); }
-  int lanes() const override { return 3; }
-  TileSize preferred_tile(const TileJob&) const override { return {64, 64}; }
-  void process(const TileWork& work) override {
-    if (work.lane == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    cpu_->process(work);
-  }
-
- private:
-  DevicePtr cpu_ = cpu::make_cpu_device(0);
-};
-
 TEST(Scheduler, JobWaitsForItsSlowestLane) {
   const Image src = test::random_image(300, 200, Format{PixelType::U8, 4}, test::test_seed(13));
   const Chain chain = parse_chain({"gaussian:sigma=1.5"});
   const Image expected = untiled(src, chain, Border{});
-  const std::vector<DevicePtr> devices = {std::make_shared<SlowLaneDevice>()};
+  const std::vector<DevicePtr> devices = {
+      std::make_shared<LanedDevice>(3, TileSize{64, 64}, std::chrono::milliseconds(3))};
   for (int job = 0; job < 3; ++job) {
     JobReport report;
     const Image out = run(src, chain, devices, Border{}, 0, &report);
