@@ -104,6 +104,10 @@ struct Row {
   int devices = 0;
   std::vector<std::string> device_names;
   double median_s = 0, min_s = 0, max_s = 0, gpix = 0, speedup = 1;
+  // Host-resident rows on GPUs with --pcie: the image's bytes in and out over the median, as a share of
+  // the ceiling measured in the same run (pinned: both directions at once on as many GPUs; pageable:
+  // the host's pageable <-> pinned staging, each way). 0 = not measured.
+  double copy_share = 0;
 };
 
 std::string row_json(const Row& r) {
@@ -111,14 +115,16 @@ std::string row_json(const Row& r) {
   for (const auto& d : r.device_names) names += (names.empty() ? "" : ", ") + json_string(d);
   return fmt::format(
       "{{\"workload\": {}, \"filter\": {}, \"mode\": {}, \"devices\": {}, \"device_names\": [{}], \"median_s\": {:.9g}, "
-      "\"min_s\": {:.9g}, \"max_s\": {:.9g}, \"gigapixels_per_s\": {:.6g}, \"speedup\": {:.4g}}}",
+      "\"min_s\": {:.9g}, \"max_s\": {:.9g}, \"gigapixels_per_s\": {:.6g}, \"speedup\": {:.4g}, \"copy_rate_share\": {}}}",
       json_string(r.workload), json_string(r.spec), json_string(r.mode), r.devices, names, r.median_s, r.min_s, r.max_s,
-      r.gpix, r.speedup);
+      r.gpix, r.speedup, r.copy_share > 0 ? fmt::format("{:.4g}", r.copy_share) : "null");
 }
 
 void print_row(const Row& r) {
-  fmt::print("{:<22} {:<9} {:>4}  {:>10.3f}  {:>9.3f}-{:<9.3f} {:>9.2f}  {:>6.2f}x\n", r.workload, r.mode, r.devices,
+  fmt::print("{:<22} {:<9} {:>4}  {:>10.3f}  {:>9.3f}-{:<9.3f} {:>9.2f}  {:>6.2f}x", r.workload, r.mode, r.devices,
              r.median_s * 1e3, r.min_s * 1e3, r.max_s * 1e3, r.gpix, r.speedup);
+  if (r.copy_share > 0) fmt::print("  {:>6.1f}%", 100 * r.copy_share);
+  fmt::print("\n");
 }
 
 Chain workload_chain(const std::string& spec) {
@@ -190,7 +196,9 @@ void run_bench(const BenchArgs& a) {
 
   std::vector<Row> rows;
   std::vector<std::string> speedup_json, cpu_json, pcie_json;
-  std::string staging_json = "null";       // --pcie: the host's pageable <-> pinned staging rate
+  std::string staging_json = "null";  // --pcie: the host's pageable <-> pinned staging rate
+  std::vector<double> both_gbs;       // --pcie: both directions at once on 1..N GPUs
+  double staging_gbs = 0;
   std::vector<std::string> timeline_rows;  // --timeline: every stage of each host-resident median run
   if (a.pcie && !ordinals.empty()) {
     fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
@@ -203,15 +211,26 @@ void run_bench(const BenchArgs& a) {
       pcie_json.push_back(fmt::format(
           "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}}}",
           n, b.h2d, b.d2h, b.both, b.both_8mib));
+      both_gbs.push_back(b.both);
     }
     // Host-wide, whatever the GPUs: measured once.
     const auto staging = cuda::measure_host_staging();
     fmt::print("  host memory, pageable <-> pinned staging on {} threads, both ways at once: {:6.1f} each way\n",
                staging.threads, staging.gbs);
     staging_json = fmt::format("{{\"gbs\": {:.4g}, \"threads\": {}}}", staging.gbs, staging.threads);
+    staging_gbs = staging.gbs;
   }
-  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}\n", "workload", "mode", "devs", "median ms",
-             "spread (min-max) ms", "Gpix/s", "vs 1");
+  // A host-resident job on GPUs only moves the image in and out; its share of the copy ceiling above.
+  const bool shares = host && !both_gbs.empty() && ordinals.size() == devices.size();
+  auto copy_share = [&](int device_count, double median_s) {
+    const double image_gb = static_cast<double>(w) * h * format.pixel_bytes() / 1e9;
+    if (!shares || device_count < 1 || device_count > static_cast<int>(both_gbs.size()) || median_s <= 0 ||
+        (pageable && staging_gbs <= 0))
+      return 0.0;
+    return pageable ? image_gb / median_s / staging_gbs : 2 * image_gb / median_s / both_gbs[device_count - 1];
+  };
+  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}{}\n", "workload", "mode", "devs", "median ms",
+             "spread (min-max) ms", "Gpix/s", "vs 1", shares ? (pageable ? "  of staging" : "  of copies") : "");
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const Workload& wl = workloads[i];
     const Chain& chain = chains[i];
@@ -237,6 +256,7 @@ void run_bench(const BenchArgs& a) {
               p.device_count, p.devices, p.median_s,
               p.min_s,        p.max_s,   static_cast<double>(w) * h / p.median_s / 1e9,
               p.speedup};
+        r.copy_share = copy_share(p.device_count, p.median_s);
         print_row(r);
         rows.push_back(r);
       }
@@ -354,7 +374,9 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--timeline", a->timeline,
                   "write every upload/kernel/download of each host-resident median run to this CSV file");
   cmd->add_flag("--speedup", a->speedup, "print each device's upload/kernel/download/idle split and the bound");
-  cmd->add_flag("--pcie", a->pcie, "also measure pinned host<->GPU copy bandwidth on 1..N GPUs");
+  cmd->add_flag("--pcie", a->pcie,
+                "also measure pinned host<->GPU copy bandwidth on 1..N GPUs, and give each host-resident run's "
+                "image in and out as a share of it (of the host's staging rate with --host-memory pageable)");
   cmd->add_flag(
       "-v,--verbose", a->verbose,
       "print the launch shape of every kernel of the resident runs (grid, block, shared memory, work per block)");
