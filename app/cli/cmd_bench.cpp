@@ -222,8 +222,8 @@ void run_bench(const BenchArgs& a) {
   }
   // A host-resident job on GPUs only moves the image in and out; its share of the copy ceiling above.
   const bool shares = host && !both_gbs.empty() && ordinals.size() == devices.size();
+  const double image_gb = static_cast<double>(w) * h * format.pixel_bytes() / 1e9;
   auto copy_share = [&](int device_count, double median_s) {
-    const double image_gb = static_cast<double>(w) * h * format.pixel_bytes() / 1e9;
     if (!shares || device_count < 1 || device_count > static_cast<int>(both_gbs.size()) || median_s <= 0 ||
         (pageable && staging_gbs <= 0))
       return 0.0;
