@@ -13,15 +13,6 @@
 namespace tf {
 namespace {
 
-const BorderMode kModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
-                             BorderMode::Wrap};
-const PixelType kTypes[] = {PixelType::U8, PixelType::U16, PixelType::F32};
-const int kChannels[] = {1, 3, 4};
-const std::pair<int, int> kSizes[] = {{1, 1}, {7, 3}, {61, 37}, {257, 129}};
-
-// A constant border value halfway between two integers: its rounding (to even) is checked too.
-Border border_for(BorderMode m) { return Border{m, m == BorderMode::Constant ? 100.5f : 0.0f}; }
-
 struct FilterCase {
   std::string name;
   std::vector<std::string> specs;
@@ -90,9 +81,9 @@ struct Source {
 std::vector<Source> sources() {
   std::vector<Source> v;
   std::uint32_t seed = test::test_seed(7000);
-  for (auto [w, h] : kSizes)
-    for (PixelType type : kTypes)
-      for (int channels : kChannels) {
+  for (auto [w, h] : test::kReferenceSizes)
+    for (PixelType type : test::kReferenceTypes)
+      for (int channels : test::kReferenceChannels) {
         const Format f{type, channels};
         v.push_back({w, h, f, seed, test::random_image(w, h, f, seed)});
         ++seed;
@@ -111,10 +102,10 @@ TEST_P(NaiveReference, CpuBackendEqualsItBitForBit) {
   const Run runs[] = {{1, 0}, {3, 16}, {3, 37}};  // tile 0 = automatic (one tile at these sizes)
   const std::vector<DevicePtr> devices[] = {cpus(1), cpus(3)};
   for (const Source& s : sources())
-    for (BorderMode mode : kModes) {
+    for (BorderMode mode : test::kReferenceModes) {
       SCOPED_TRACE(fmt::format("{} {}x{} {} border={} seed {}", fc.name, s.width, s.height, to_string(s.format),
                                to_string(mode), s.seed));
-      const Border border = border_for(mode);
+      const Border border = test::reference_border(mode);
       const Image expected = test::naive_filter(s.image, chain, border);
       for (const Run& r : runs) {
         JobOptions o;

@@ -10,15 +10,6 @@
 namespace tf::gputest {
 namespace {
 
-const BorderMode kModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
-                             BorderMode::Wrap};
-const PixelType kTypes[] = {PixelType::U8, PixelType::U16, PixelType::F32};
-const int kChannels[] = {1, 3, 4};
-const std::pair<int, int> kSizes[] = {{1, 1}, {7, 3}, {61, 37}, {257, 129}};
-
-// A constant border value halfway between two integers: its rounding (to even) is checked too.
-Border border_for(BorderMode m) { return Border{m, m == BorderMode::Constant ? 100.5f : 0.0f}; }
-
 struct ReferenceCase {
   std::string name;
   Chain chain;
@@ -62,14 +53,14 @@ TEST_P(GpuNaiveReference, BitIdenticalToNaiveReference) {
   const ReferenceCase& rc = reference_cases()[GetParam()];
   const auto one = first_gpus(1), two = first_gpus(2);
   std::uint32_t seed = test::test_seed(9100 + 100 * static_cast<std::uint32_t>(GetParam()));
-  for (auto [w, h] : kSizes)
-    for (PixelType type : kTypes)
-      for (int channels : kChannels)
-        for (BorderMode mode : kModes) {
+  for (auto [w, h] : test::kReferenceSizes)
+    for (PixelType type : test::kReferenceTypes)
+      for (int channels : test::kReferenceChannels)
+        for (BorderMode mode : test::kReferenceModes) {
           const Format f{type, channels};
           SCOPED_TRACE(fmt::format("seed {}", seed));
           const Image src = test::random_image(w, h, f, seed++);
-          const Border border = border_for(mode);
+          const Border border = test::reference_border(mode);
           const Image expected = test::naive_filter(src, rc.chain, border);
           const std::string what = config(rc.name, mode, f, w, h) + " (expected = naive reference)";
           JobOptions o;

@@ -21,6 +21,7 @@
 //     saturate to [0, 255] / [0, 65535]; f32 is stored as computed.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "tilefilter/border.hpp"  // only the Border/BorderMode types: border_index is not used
 #include "tilefilter/filter.hpp"
@@ -38,5 +39,17 @@ float naive_round_half_even(float v);
 
 // The chain applied to src filter by filter over the whole image, as described above.
 Image naive_filter(const Image& src, const Chain& chain, const Border& border);
+
+// The grid the CPU and the CUDA suites sweep against this reference: every border mode, pixel type
+// and channel count, and sizes from one pixel to more than one tile of the smallest tilings.
+inline constexpr BorderMode kReferenceModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate,
+                                                 BorderMode::Constant, BorderMode::Wrap};
+inline constexpr PixelType kReferenceTypes[] = {PixelType::U8, PixelType::U16, PixelType::F32};
+inline constexpr int kReferenceChannels[] = {1, 3, 4};
+inline constexpr std::pair<int, int> kReferenceSizes[] = {{1, 1}, {7, 3}, {61, 37}, {257, 129}};
+
+// The border for a mode; a constant border value halfway between two integers, so that its
+// rounding (to even) is checked too.
+inline Border reference_border(BorderMode m) { return Border{m, m == BorderMode::Constant ? 100.5f : 0.0f}; }
 
 }  // namespace tf::test
