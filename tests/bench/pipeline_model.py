@@ -14,6 +14,7 @@ measurements.
 
   python3 tests/bench/pipeline_model.py                       # 1 and 2 devices, strip heights
   python3 tests/bench/pipeline_model.py --devices 2 --rate 38 --rows 256,192,128 --end-split
+  python3 tests/bench/pipeline_model.py --devices 2 --rate 38 --down-ratio 1.2 --rows 256,128 --end-split
 """
 import argparse
 import heapq
@@ -22,7 +23,7 @@ import statistics
 
 
 def job_ms(devices, lanes, rows, height, row_mb, rate, overhead_ms, latency_ms, pick_ms, jitter, seed,
-           end_split=False, min_rows=32):
+           end_split=False, min_rows=32, down_rate=None):
     """One job's time in ms. end_split: a lane that takes the last queued strip takes its top half."""
     rnd = random.Random(seed)
     queue = [min(rows, height - y) for y in range(0, height, rows)]
@@ -30,8 +31,8 @@ def job_ms(devices, lanes, rows, height, row_mb, rate, overhead_ms, latency_ms, 
     down_free = [0.0] * devices
     end = 0.0
 
-    def copy_ms(strip_rows):
-        return (overhead_ms + strip_rows * row_mb / rate) * (1 + rnd.uniform(-jitter, jitter))
+    def copy_ms(strip_rows, r=rate):
+        return (overhead_ms + strip_rows * row_mb / r) * (1 + rnd.uniform(-jitter, jitter))
 
     events = [(0.0, d * lanes + lane, d, "pick", 0) for d in range(devices) for lane in range(lanes)]
     heapq.heapify(events)
@@ -49,7 +50,7 @@ def job_ms(devices, lanes, rows, height, row_mb, rate, overhead_ms, latency_ms, 
             up_free[d] = max(t, up_free[d]) + copy_ms(strip_rows)
             heapq.heappush(events, (up_free[d] + latency_ms, order, d, "download", strip_rows))
         else:
-            down_free[d] = max(t, down_free[d]) + copy_ms(strip_rows)
+            down_free[d] = max(t, down_free[d]) + copy_ms(strip_rows, down_rate or rate)
             end = max(end, down_free[d])
             heapq.heappush(events, (down_free[d] + pick_ms, order, d, "pick", 0))
         order += 1
@@ -61,6 +62,8 @@ def main():
     p.add_argument("--devices", default="1,2", help="device counts to model (default 1,2)")
     p.add_argument("--rate", default="50,38",
                    help="GB/s each way per device while both directions run, one per device count (default 50,38)")
+    p.add_argument("--down-ratio", type=float, default=1.0,
+                   help="downloads' rate over uploads' (default 1; two H100s of one host: 1.2)")
     p.add_argument("--rows", default="512,384,256,192,128,64", help="strip heights to compare")
     p.add_argument("--size", default="8192x8192", help="image WxH (default 8192x8192)")
     p.add_argument("--pixel-bytes", type=int, default=4, help="bytes a pixel (default 4, RGBA8)")
@@ -77,13 +80,14 @@ def main():
     counts = [int(v) for v in a.devices.split(",")]
     rates = [float(v) for v in a.rate.split(",")]
     for count, rate in zip(counts, rates):
-        ideal = height * row_mb / rate / count
+        ideal = height * row_mb / min(rate, rate * a.down_ratio) / count
         for end_split in [False, True] if a.end_split else [False]:
             cells = []
             for rows in (int(v) for v in a.rows.split(",")):
                 t = statistics.median(
                     job_ms(count, a.lanes, rows, height, row_mb, rate, a.overhead_us / 1e3, a.latency_us / 1e3,
-                           a.pick_us / 1e3, a.jitter, seed, end_split) for seed in range(a.seeds))
+                           a.pick_us / 1e3, a.jitter, seed, end_split, down_rate=rate * a.down_ratio)
+                    for seed in range(a.seeds))
                 cells.append(f"{rows} rows {t:.3f} ms {ideal / t * 100:5.1f}%")
             print(f"{count} device(s), {rate:g} GB/s each way{', last strips halved' if end_split else ''}: "
                   + " | ".join(cells))
