@@ -4,10 +4,11 @@
 Each device has one upload and one download stream (first in, first out) and LANES lanes. A lane
 holds one strip at a time: it queues the strip's upload, LATENCY after the upload ends (kernel and
 the host seeing it) queues its download, and PICK after the download ends takes the next strip.
-A copy of B bytes takes OVERHEAD + B / RATE. Every copy time is drawn within +-JITTER of that.
+A copy of B bytes takes OVERHEAD + B / RATE (a download: B / (RATE * DOWN_RATIO)). Every copy time
+is drawn within +-JITTER of that.
 
-Prints the median job time over SEEDS runs and its share of the ideal (every byte at RATE on every
-device, both directions at once). Not in the model: halo rows, the job's start on the host, and
+Prints the median job time over SEEDS runs and its share of the ideal (every byte at the slower
+direction's rate on every device, both directions at once). Not in the model: halo rows, the job's start on the host, and
 the faster rate of one direction alone. So it compares tilings with each other; it does not
 predict a job's absolute rate. docs/performance.md ("Why the head stays") compares it with
 measurements.
@@ -89,7 +90,9 @@ def main():
                            a.pick_us / 1e3, a.jitter, seed, end_split, down_rate=rate * a.down_ratio)
                     for seed in range(a.seeds))
                 cells.append(f"{rows} rows {t:.3f} ms {ideal / t * 100:5.1f}%")
-            print(f"{count} device(s), {rate:g} GB/s each way{', last strips halved' if end_split else ''}: "
+            rates_text = (f"{rate:g} GB/s each way" if a.down_ratio == 1 else
+                          f"{rate:g} GB/s up, {rate * a.down_ratio:g} down")
+            print(f"{count} device(s), {rates_text}{', last strips halved' if end_split else ''}: "
                   + " | ".join(cells))
 
 
