@@ -283,6 +283,7 @@ class Run {
         total_(static_cast<int>(tiles.size())) {
     for (auto& t : tiles) queue_.push_back({t, 0, {}});
     report_.tiles_per_device.assign(devices.size() + 1, 0);
+    device_last_.resize(devices.size());
   }
 
   void execute() {
@@ -313,19 +314,23 @@ class Run {
  private:
   bool cancelled() const { return opt_.cancel && opt_.cancel->load(); }
 
-  // Next tile this device may take after `last` (this lane's previous tile, or null); waits while
-  // other workers still hold tiles that could come back.
+  // Next tile this device may take after `last` (this lane's previous tile, or null; the last tile
+  // the device took when its lanes share rows, Device::lanes_share_rows); waits while other workers
+  // still hold tiles that could come back.
   std::optional<QueuedTile> next(int device, const Tile* last) {
     std::unique_lock lock(mutex_);
     std::optional<unsigned> looked_since;  // changes_ when this call last spun
+    const bool shared = devices_[device]->lanes_share_rows();
     for (;;) {
       if (error_ || cancelled()) return std::nullopt;
-      auto it = pick(device, last);
+      const Tile* after = shared ? (device_last_[device] ? &*device_last_[device] : nullptr) : last;
+      auto it = pick(device, after);
       if (it != queue_.end()) {
         QueuedTile t = std::move(*it);
         queue_.erase(it);
         ++in_flight_;
         running_.push_back(t.tile);
+        device_last_[device] = t.tile;
         return t;
       }
       // Nothing in flight can come back: the queue is empty, or holds only tiles this device
@@ -346,13 +351,14 @@ class Run {
   }
 
   // Which queued tile a lane takes (under mutex_): a retried one first (they are pushed to the
-  // front), then the tile right below the lane's last one, whose shared halo rows a GPU lane still
-  // holds (docs/design.md, threading model), else one that starts a band of the image. A band is a
-  // run of queued tiles each right below the one before: its first tile when no running tile ends
-  // right above it, else its middle, leaving the top half to the lane that is working its way down
-  // to it. So the lanes of a job of strips take bands of consecutive strips, and split the largest
-  // band left when theirs is done. Tiles narrower than the image are queued row by row, so no two
-  // follow each other down: their lanes start at the first queued tile and work down its column.
+  // front), then the tile right below `last` (the lane's last one, or its device's), whose shared
+  // halo rows the GPU still holds (docs/design.md, threading model), else one that starts a band of
+  // the image. A band is a run of queued tiles each right below the one before: its first tile when
+  // no running tile ends right above it, else its middle, leaving the top half to the lane (or
+  // device) that is working its way down to it. So the lanes, or the devices whose lanes share
+  // rows, of a job of strips take bands of consecutive strips, and split the largest band left when
+  // theirs is done. Tiles narrower than the image are queued row by row, so no two follow each
+  // other down: their lanes start at the first queued tile and work down its column.
   std::deque<QueuedTile>::iterator pick(int device, const Tile* last) {
     auto ok = [&](const QueuedTile& q) { return !q.failed_on.count(device); };
     auto below = [](const Tile& a, const Tile& b) {
@@ -471,7 +477,8 @@ class Run {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<QueuedTile> queue_;
-  std::vector<Tile> running_;  // tiles workers hold now
+  std::vector<Tile> running_;                     // tiles workers hold now
+  std::vector<std::optional<Tile>> device_last_;  // the tile each device took last
   std::set<int> excluded_devices_;
   int in_flight_ = 0;
   int done_ = 0;

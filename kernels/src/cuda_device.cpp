@@ -2,7 +2,8 @@
 // with its own device buffers, pinned staging and events, made once and reused for every tile
 // (docs/design.md, threading model), and one copy stream a direction that every lane queues its
 // copies on. A lane's tile: maps + tile-with-halo upload (2-D copies, only the in-image pixels and
-// only the rows its last tile did not hold) on the upload stream, the chain's kernels on the lane's
+// only the rows that the tile above it did not bring: those are copied on the GPU from the lane that
+// uploaded them, or are still in this lane's buffer) on the upload stream, the chain's kernels on the lane's
 // stream once the upload is done, the interior download on the download stream once the kernels
 // are done; while one lane waits on its download the others upload and compute, so upload of tile
 // k+1, kernel of tile k and download of tile k-1 overlap.
@@ -63,7 +64,8 @@ bool is_pinned(const void* p) {
 }
 
 struct Lane {
-  explicit Lane(int device) : stream(device), kernels_done(device, Event::Timing::Untimed) {}
+  explicit Lane(int device)
+      : stream(device), kernels_done(device, Event::Timing::Untimed), carried(device, Event::Timing::Untimed) {}
   Stream stream;  // the tile's kernels (its copies go through the device's CopyStreams)
   // Untimed, like the copies' marks: with timed events around each tile's kernels, host-resident
   // jobs ran ~1% slower (9 taps, 8192² RGBA8, one H200). The lane dates its stages on the host clock.
@@ -84,6 +86,11 @@ struct Lane {
     int first_row = 0;  // buffer row of rows.source
   };
   std::optional<Resident> resident;
+  // Recorded on `stream` after the rows this lane copied from another lane's upload buffer (find_carry).
+  Event carried;
+  // Under the device's upload mutex: the `carried` events of the other lanes' copies out of this lane's upload
+  // buffer, which its next upload waits for.
+  std::vector<cudaEvent_t> readers;
 };
 
 // One stream a direction for every lane's copies of a device. Copies queued on one stream follow
@@ -168,6 +175,7 @@ class CudaDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   int lanes() const override { return wanted_lanes_.load(); }
   void set_lanes(int lanes) override { wanted_lanes_ = std::clamp(lanes, 1, 64); }
+  bool lanes_share_rows() const override { return true; }
 
   TileSize preferred_tile(const TileJob& job) const override {
     const std::size_t per_lane = lane_budget(*job.chain);
@@ -208,7 +216,11 @@ class CudaDevice final : public Device {
       while (static_cast<int>(lanes_.size()) < lanes()) lanes_.push_back(std::make_unique<Lane>(ordinal_));
       if (!uploads_) uploads_ = std::make_unique<CopyStream>(ordinal_);
       if (!downloads_) downloads_ = std::make_unique<CopyStream>(ordinal_);
-      for (auto& lane : lanes_) lane->resident.reset();  // another job's rows
+      for (auto& lane : lanes_) {
+        lane->resident.reset();  // another job's rows
+        lane->readers.clear();   // copies of another job's, done when its lanes ended
+      }
+      last_upload_.reset();
       const std::size_t before = taps_.bytes();
       taps_.upload(*job.chain, ordinal_, uploads_->stream.get());
       reserved_ += static_cast<long long>(taps_.bytes()) - static_cast<long long>(before);
@@ -235,6 +247,10 @@ class CudaDevice final : public Device {
       l.maps_on_device = true;
     } catch (...) {
       l.resident.reset();
+      {
+        std::lock_guard copies(uploads_->mutex);
+        last_upload_.reset();  // its rows may not have arrived
+      }
       l.stream.drain();  // nothing of this tile may still write into buffers the next tile reuses
       uploads_->stream.drain();
       downloads_->stream.drain();
@@ -320,6 +336,14 @@ class CudaDevice final : public Device {
         const std::size_t before = l.buffers.bytes();
         const std::size_t upload_was = l.buffers.upload.capacity();
         maps_kept = false;
+        {
+          // No lane may copy rows from the buffers about to be freed: none starts, and those queued end.
+          std::lock_guard copies(uploads_->mutex);
+          if (last_upload_ && last_upload_->lane == work.lane) last_upload_.reset();
+          for (cudaEvent_t e : l.readers) TF_CUDA_CHECK(cudaEventSynchronize(e));
+          l.readers.clear();
+        }
+        uploads_->stream.drain();
         l.buffers.reserve(needs, ordinal_);
         // A grown buffer is a new allocation (at times at the same address): it holds no rows.
         if (l.buffers.upload.capacity() != upload_was) l.resident.reset();
@@ -343,8 +367,9 @@ class CudaDevice final : public Device {
     // `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's
     // pinned staging, filled first. A tile right below the lane's last one (one run of rows each, the same columns)
     // starts where the last tile's rows reach its own and uploads only the rows past them, while the buffer has room:
-    // the strips of a band scroll down the buffer, and each halo row crosses the link once (9 taps, 8192 x 256
-    // strips: 3.1% of the upload).
+    // the strips of a band scroll down the buffer. Else a tile right below the device's last upload, from another
+    // lane, has the rows the two share copied from that lane's buffer on the GPU (find_carry). So each halo row
+    // crosses the link once (9 taps, 8192 x 256 strips: 3.1% of the upload; 31 taps, 4096 x 512: 5.9%).
     const std::size_t up_pitch = device_pitch(plan.upload_width, ps);
     const int buffer_rows = static_cast<int>(l.buffers.upload.capacity() / up_pitch);
     int first_row = 0, kept = 0;  // buffer row of compact row 0; compact rows already there
@@ -360,8 +385,6 @@ class CudaDevice final : public Device {
     }
     l.resident.reset();
     auto* d_up = l.buffers.upload.as<std::byte>() + static_cast<std::size_t>(first_row) * up_pitch;
-    const std::size_t up_bytes =
-        (maps_there ? 0 : map_bytes) + (plan.upload_pixels() - static_cast<std::size_t>(kept) * plan.upload_width) * ps;
     if (!src_pinned_) {
       l.h_in.reserve(up_pitch * plan.upload_height);
       auto* h_up = l.h_in.as<std::byte>();
@@ -383,6 +406,11 @@ class CudaDevice final : public Device {
       up_copy = uploads_->next();
       if (!maps_there)
         TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, us));
+      // Other lanes' copies of this lane's last rows first; then the rows past those a carry brings.
+      for (cudaEvent_t e : l.readers) TF_CUDA_CHECK(cudaStreamWaitEvent(us, e, 0));
+      l.readers.clear();
+      const Carry carry = kept == 0 ? find_carry(plan, work.lane, up_pitch) : Carry{};
+      if (carry.rows > 0) kept = carry.rows;
       if (src_pinned_) {
         for (const auto& yr : plan.rows) {
           const int skip = std::max(0, kept - yr.compact);
@@ -399,7 +427,19 @@ class CudaDevice final : public Device {
       const cudaEvent_t mark = uploads_->mark(up_copy).get();
       TF_CUDA_CHECK(cudaEventRecord(mark, us));
       TF_CUDA_CHECK(cudaStreamWaitEvent(s, mark, 0));  // before the mark can be reused
+      if (carry.rows > 0) {
+        // On this lane's stream, past the mark and so past the upload that brought the rows; that lane's
+        // next upload, which may overwrite them, waits for it.
+        TF_CUDA_CHECK(cudaMemcpyAsync(d_up, carry.from, static_cast<std::size_t>(carry.rows) * up_pitch,
+                                      cudaMemcpyDeviceToDevice, s));
+        TF_CUDA_CHECK(cudaEventRecord(l.carried.get(), s));
+        lanes_[carry.lane]->readers.push_back(l.carried.get());
+      }
+      if (plan.rows.size() == 1) last_upload_ = Upload{work.lane, plan.columns, plan.rows[0], d_up, up_pitch};
+      else last_upload_.reset();
     }
+    const std::size_t up_bytes =
+        (maps_there ? 0 : map_bytes) + (plan.upload_pixels() - static_cast<std::size_t>(kept) * plan.upload_width) * ps;
     if (plan.rows.size() == 1) l.resident = Lane::Resident{plan.columns, plan.rows[0], first_row};
 
     const FftLane fft{fft_plans, &spectra_, nullptr, ordinal_};
@@ -458,6 +498,27 @@ class CudaDevice final : public Device {
                    start(*downloads_, down_copy, down_queued, down_end), at(down_end), row_bytes * tile.out.height});
   }
 
+  // Rows of a tile that another lane's upload brought: `rows` of them (none: 0) from `from`, one pitch apart, in
+  // lane `lane`'s upload buffer.
+  struct Carry {
+    int lane = 0;
+    int rows = 0;
+    const std::byte* from = nullptr;
+  };
+
+  // Under uploads_->mutex: when the device's last upload came from another lane and the tile of `plan` starts within
+  // its rows (one run of rows each, the same columns), the rows the two share, up to the tile's.
+  Carry find_carry(const TilePlan& plan, int lane, std::size_t pitch) const {
+    if (!last_upload_ || last_upload_->lane == lane || plan.rows.size() != 1) return {};
+    const Upload& was = *last_upload_;
+    const AxisRun& now = plan.rows[0];
+    const int was_end = was.rows.source + was.rows.length;
+    if (was.columns != plan.columns || was.pitch != pitch || now.source < was.rows.source || now.source >= was_end)
+      return {};
+    return Carry{was.lane, std::min(was_end, now.source + now.length) - now.source,
+                 was.data + static_cast<std::size_t>(now.source - was.rows.source) * pitch};
+  }
+
   static bool kernels_run_here(std::string* why);
 
   const int ordinal_;
@@ -471,6 +532,17 @@ class CudaDevice final : public Device {
   std::timed_mutex job_mutex_;  // one job at a time: its lanes own the buffers
   std::atomic<long long> reserved_{0};
   std::unique_ptr<CopyStream> uploads_, downloads_;  // made by the first begin()
+  // The last upload queued on uploads_ when its rows were one run (under uploads_->mutex): which
+  // lane's buffer holds it, and where. Reset at every begin(), on every error, and when that lane's
+  // buffers are reallocated.
+  struct Upload {
+    int lane = 0;
+    std::vector<AxisRun> columns;
+    AxisRun rows;
+    const std::byte* data = nullptr;  // compact row 0 (rows.source)
+    std::size_t pitch = 0;
+  };
+  std::optional<Upload> last_upload_;
   bool src_pinned_ = false, dst_pinned_ = false;
 };
 

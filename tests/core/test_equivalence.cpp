@@ -178,6 +178,51 @@ TEST(Scheduler, LanesWorkDownBandsOfStrips) {
   EXPECT_GE(below_last, 32) << "of 64 strips, taken right below the same lane's last one";
 }
 
+// A device whose lanes share rows (the CUDA device copies a tile's halo rows on the GPU from the
+// lane that uploaded them).
+// Each tile waits 2 ms first, as a GPU lane waits on its copies, so that every lane has tiles
+// however few cores run the test.
+class SharingStripDevice : public RecordingStripDevice {
+ public:
+  bool lanes_share_rows() const override { return true; }
+  void process(const TileWork& work) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    RecordingStripDevice::process(work);
+  }
+};
+
+// Its lanes take the strip right below the last one their device took, so that each device works
+// down a band with all its lanes: few strips start a band, wherever the lanes' threads run.
+TEST(Scheduler, DevicesWhoseLanesShareRowsWorkDownBandsTogether) {
+  auto a = std::make_shared<SharingStripDevice>();
+  auto b = std::make_shared<SharingStripDevice>();
+  const std::vector<DevicePtr> devices = {a, b};
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  const Image src = test::random_image(256, 64 * 128 - 77, Format{PixelType::U8, 3}, test::test_seed(18));
+  JobReport report;
+  const Image out = run(src, chain, devices, Border{}, 0, &report);
+  EXPECT_TRUE(same_pixels(out.view(), untiled(src, chain, Border{}).view()));
+  ASSERT_EQ(report.tiles, 64);
+  std::vector<int> owner(64, -1), lane_of(64, -1);
+  for (int d = 0; d < 2; ++d)
+    for (const auto& [lane, tiles] : (d == 0 ? a : b)->taken)
+      for (const Tile& t : tiles) {
+        EXPECT_EQ(owner.at(t.index), -1) << "strip " << t.index << " done twice";
+        owner.at(t.index) = d;
+        lane_of.at(t.index) = lane;
+      }
+  int starts = 0;      // strips whose strip above went to the other device (or that have none)
+  int other_lane = 0;  // strips whose strip above another lane of their device did
+  for (int i = 0; i < 64; ++i) {
+    starts += i == 0 || owner[i] != owner[i - 1];
+    other_lane += i > 0 && owner[i] == owner[i - 1] && lane_of[i] != lane_of[i - 1];
+  }
+  EXPECT_LE(starts, 8) << "of 64 strips, on two devices of four lanes each";
+  EXPECT_GE(other_lane, 16) << "of 64 strips, right below one another lane of their device did";
+  EXPECT_GE(report.tiles_per_device[0], 8);
+  EXPECT_GE(report.tiles_per_device[1], 8);
+}
+
 TEST(Scheduler, SlowDeviceGetsFewerTiles) {
   std::vector<DevicePtr> devices = {cpu::make_cpu_device(0), cpu::make_cpu_device(1, 20.0)};
   const Image src = test::random_image(1024, 1024, Format{PixelType::U8, 3}, test::test_seed(7));

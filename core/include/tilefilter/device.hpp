@@ -85,6 +85,11 @@ class Device {
   // Workers the scheduler runs for this device: CUDA streams, or 1 for a CPU worker.
   virtual int lanes() const { return 1; }
   virtual void set_lanes(int /*lanes*/) {}
+  // Whether a tile's lane may use what the device's other lanes left on it (the CUDA device copies
+  // the halo rows a tile shares with the one above it from that tile's lane, on the GPU): the
+  // scheduler then gives each lane the tile right below the last one its device took, so that the
+  // device's lanes work down one band together, rather than each lane down its own.
+  virtual bool lanes_share_rows() const { return false; }
   // Tile size (output pixels) this device wants for the job, within its memory budget. The
   // scheduler takes the smallest width and height over the job's devices, then splits further
   // until every lane has a tile.
