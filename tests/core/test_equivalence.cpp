@@ -179,9 +179,8 @@ TEST(Scheduler, LanesWorkDownBandsOfStrips) {
 }
 
 // A device whose lanes share rows (the CUDA device copies a tile's halo rows on the GPU from the
-// lane that uploaded them).
-// Each tile waits 2 ms first, as a GPU lane waits on its copies, so that every lane has tiles
-// however few cores run the test.
+// lane that uploaded them). Each tile waits 2 ms first, as a GPU lane waits on its copies, so that
+// every lane has tiles however few cores run the test.
 class SharingStripDevice : public RecordingStripDevice {
  public:
   bool lanes_share_rows() const override { return true; }
