@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "tilefilter/codec.hpp"
+#include "tilefilter/cpu.hpp"
 #include "tilefilter/error.hpp"
 
 namespace tf {
@@ -32,18 +33,18 @@ namespace {
 // output) and one being filtered: under 2 MiB a core.
 std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * std::max(1U, std::thread::hardware_concurrency()); }
 
-// Host memory the devices use per job: the CPU workers' padded tiles and float planes. (GPU lanes
-// keep their pinned staging buffers for the life of the device, whatever the job.)
+// Host memory the devices use per job: the CPU workers' padded tiles and float planes, or their row
+// rings (cpu::worker_bytes). (GPU lanes keep their pinned staging buffers for the life of the device,
+// whatever the job.)
 std::size_t cpu_working_sets(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
                              const JobOptions& job) {
   const TileJob probe{shape, shape, &chain, job.border, job.faults};
-  const Halo halo = chain_halo(chain);
   std::size_t bytes = 0;
   for (const auto& d : devices) {
     if (d->info().kind != DeviceKind::Cpu) continue;
     const TileSize t = d->preferred_tile(probe);
     bytes += static_cast<std::size_t>(d->lanes()) *
-             tile_working_set({std::min(t.width, shape.width), std::min(t.height, shape.height)}, shape.format, halo);
+             cpu::worker_bytes(probe, {std::min(t.width, shape.width), std::min(t.height, shape.height)});
   }
   return bytes;
 }

@@ -107,6 +107,48 @@ TEST(Equivalence, ChainEqualsFiltersOneByOne) {
       }
 }
 
+// The CPU worker's automatic tiles: row strips for a job it streams row by row, small squares for a
+// chain, whose planes it holds (the bits are the same for any tile: the tests above).
+TEST(CpuTiles, JobsThatStreamRowsTakeStripsWhoseRingFitsL2) {
+  const DevicePtr cpu = cpus(1)[0];
+  const Chain blur = parse_chain({"gaussian:sigma=1.5"});
+  const std::size_t ring_rows = blur[0].convs[0].kernel.height + 1;  // 11 taps: 12 rows
+  const Chain two_stages = parse_chain({"gaussian:sigma=1.5", "sharpen"});
+  auto job_of = [](const Image& src, const Chain& chain) {
+    TileJob job{};
+    job.src = src.view();
+    job.dst = src.view();
+    job.chain = &chain;
+    return job;
+  };
+  const Format rgba{PixelType::U8, 4};
+  const Image photo(1000, 600, rgba), wide(30000, 40, rgba);
+  ASSERT_TRUE(cpu::streams_rows(job_of(photo, blur)));
+  ASSERT_FALSE(cpu::streams_rows(job_of(photo, two_stages)));
+  // Whole rows where the ring fits: 12 rows of 1000 RGBA floats, 192 KB, within 3/4 of any L2 taken;
+  // at most 256 rows high, lower for four strips a core, but not under four halos (40 rows).
+  const TileSize strip = cpu->preferred_tile(job_of(photo, blur));
+  EXPECT_EQ(strip.width, 1000);
+  EXPECT_GE(strip.height, 40);
+  EXPECT_LE(strip.height, 256);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (strip.height > 40) EXPECT_GE((600 + strip.height - 1) / strip.height, std::min(4 * cores, 3)) << strip.height;
+  if (strip.height < 256) EXPECT_LE((600 + strip.height - 1) / strip.height, 4 * cores + 1) << strip.height;
+  // Rows of 30000 pixels in equal parts of whole 64-pixel groups, each part's ring within 3/4 of
+  // the largest L2 taken (4 MiB).
+  const TileSize part = cpu->preferred_tile(job_of(wide, blur));
+  const int parts = (30000 + part.width - 1) / part.width;
+  EXPECT_GT(parts, 1);
+  EXPECT_EQ(part.width % 64, 0);
+  EXPECT_LE(ring_rows * part.width * 4 * sizeof(float), 3u << 20);
+  EXPECT_LE(parts * part.width, 30000 + 64 * parts) << "the last part is about as wide as the others";
+  // A chain: 192-pixel squares, whose planes stay in cache.
+  EXPECT_EQ(cpu->preferred_tile(job_of(photo, two_stages)), (TileSize{192, 192}));
+  // A worker streaming rows holds its ring, two output rows and a padded row, no plane of the tile.
+  EXPECT_LT(cpu::worker_bytes(job_of(photo, blur), {1000, 256}), (ring_rows + 3) * 1000 * 4 * sizeof(float) + 1024);
+  EXPECT_GT(cpu::worker_bytes(job_of(photo, two_stages), {1000, 256}), 1000u * 256 * 4 * sizeof(float));
+}
+
 // A device of `lanes` lanes that asks for `tile` (the reference path does the work); its lane 0
 // waits `lane0_delay` before each tile.
 class LanedDevice : public Device {

@@ -49,6 +49,13 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 // The whole CPU path for one tile: direct convolution, or FFT stages where chain_uses_fft(job).
 void filter_tile(const TileJob& job, const Tile& tile);
+// True when filter_tile runs the job row by row, straight from the source to the destination: a
+// chain of one separable convolution (FMAs). It then holds the ring of the row pass's rows (taps + 1
+// rows of the tile's width) and two output rows, no plane of the tile.
+bool streams_rows(const TileJob& job);
+// Host bytes a CPU worker holds to filter a tile of `out` pixels of this job: tile_working_set's
+// padded tile and float planes, or the rows above where the job streams rows.
+std::size_t worker_bytes(const TileJob& job, TileSize out);
 
 // The vector path the convolution loops take on this machine: a Highway target with native FMA
 // ("AVX2", "AVX3", "NEON", ...), or "scalar" (std::fma loops: builds without Highway, CPUs without

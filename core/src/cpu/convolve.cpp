@@ -11,6 +11,7 @@
 
 #include "tilefilter/cpu.hpp"
 #include "tilefilter/error.hpp"
+#include "tilefilter/tiling.hpp"
 
 #if TF_HAVE_HWY
 #include "cpu/simd_rows.hpp"
@@ -126,24 +127,36 @@ void fma_column2(float* acc0, float* acc1, const float* const* lines, const floa
   fma_rows(acc1, lines + 1, count, 0, taps, 1, n, true);
 }
 
+// Where a separable pass's output rows go: output row y is written to row(y, spare) and done(y, spare)
+// is called once it is final, `spare` being a scratch row separable_rows keeps for it (one of two,
+// alternating). RowsToPlane keeps every row in a plane; RowsToImage (below) stores each into the
+// destination image as it comes, from the spare rows.
+struct RowsToPlane {
+  Plane& out;
+  float* row(int y, float*) const { return out.row(y); }
+  void done(int, float*) const {}
+};
+
 // A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh + 1
 // rows: row r is computed once, when the first output that needs it comes up, so the intermediate
-// stays in cache (kh + 1 rows of the tile's width) instead of making a round trip through memory.
+// stays in cache (kh + 1 rows of n samples) instead of making a round trip through memory.
 // The column pass takes two output rows at once (fma_column2), the last one alone when oh is odd.
 // `source_row(r)` returns padded input row r of the rows the column pass needs, its first column the
-// first the row pass reads.
-template <class SourceRow> void separable_rows(const Convolution& conv, Plane& out, SourceRow&& source_row) {
-  thread_local std::vector<float> ring;
+// first the row pass reads; `rows` takes the oh output rows of n samples (channels interleaved).
+template <class SourceRow, class Rows>
+void separable_rows(const Convolution& conv, int channels, std::size_t n, int oh, SourceRow&& source_row,
+                    const Rows& rows) {
+  thread_local std::vector<float> ring;  // kh + 1 slots, then the two spare rows
   thread_local std::vector<const float*> column;
-  const int C = out.channels, kw = conv.kernel.width, kh = conv.kernel.height, oh = out.rect.height;
-  const std::size_t n = out.stride();
+  const int kw = conv.kernel.width, kh = conv.kernel.height;
   const int slots = kh + 1;
-  ring.resize(static_cast<std::size_t>(slots) * n);
+  ring.resize(static_cast<std::size_t>(slots + 2) * n);
   column.resize(slots);
   auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % slots) * n; };
+  auto spare = [&](int y) { return ring.data() + static_cast<std::size_t>(slots + (y & 1)) * n; };
   auto row_pass = [&](int r) {
     const float* src = source_row(r);
-    fma_rows(slot(r), &src, 1, C, conv.row.data(), kw, n, true);
+    fma_rows(slot(r), &src, 1, channels, conv.row.data(), kw, n, true);
   };
   for (int r = 0; r + 1 < kh; ++r) row_pass(r);
   int y = 0;
@@ -151,12 +164,15 @@ template <class SourceRow> void separable_rows(const Convolution& conv, Plane& o
     row_pass(y + kh - 1);
     row_pass(y + kh);
     for (int k = 0; k <= kh; ++k) column[k] = slot(y + k);
-    fma_column2(out.row(y), out.row(y + 1), column.data(), conv.col.data(), kh, n);
+    fma_column2(rows.row(y, spare(y)), rows.row(y + 1, spare(y + 1)), column.data(), conv.col.data(), kh, n);
+    rows.done(y, spare(y));
+    rows.done(y + 1, spare(y + 1));
   }
   if (y < oh) {
     row_pass(y + kh - 1);
     for (int k = 0; k < kh; ++k) column[k] = slot(y + k);
-    fma_rows(out.row(y), column.data(), kh, 0, conv.col.data(), 1, n, true);
+    fma_rows(rows.row(y, spare(y)), column.data(), kh, 0, conv.col.data(), 1, n, true);
+    rows.done(y, spare(y));
   }
 }
 
@@ -224,7 +240,8 @@ void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, 
   const Kernel& k = conv.kernel;
   const std::size_t x0 = static_cast<std::size_t>(dx) * C;
   if (conv.separable) {
-    separable_rows(conv, out, [&](int r) { return in.row(dy + r) + x0; });
+    separable_rows(
+        conv, C, out.stride(), out.rect.height, [&](int r) { return in.row(dy + r) + x0; }, RowsToPlane{out});
     return;
   }
   thread_local std::vector<const float*> rows;
@@ -376,6 +393,33 @@ void resynthesize_border(Plane& p, int image_width, int image_height, const Bord
   }
 }
 
+namespace {
+
+// One row of n samples of the last stage, quantized for dst's type (8-bit results in one vector
+// pass where there is one) and written at dst's row y from sample x0. The same bits as quantize()
+// then store(); `p` may be left unquantized.
+void quantize_store_row(float* p, std::size_t n, const ImageView& dst, int y, std::size_t x0) {
+  switch (dst.format.type) {
+    case PixelType::U8:
+#if TF_HAVE_HWY
+      if (vector_target()) {
+        simd::quantize_to_u8(p, dst.row_as<std::uint8_t>(y) + x0, n);
+        break;
+      }
+#endif
+      quantize_row(p, n, 255.0f);
+      float_to_u8(p, dst.row_as<std::uint8_t>(y) + x0, n);
+      break;
+    case PixelType::U16:
+      quantize_row(p, n, 65535.0f);
+      float_to_u16(p, dst.row_as<std::uint16_t>(y) + x0, n);
+      break;
+    case PixelType::F32: std::memcpy(dst.row_as<float>(y) + x0, p, n * sizeof(float)); break;
+  }
+}
+
+}  // namespace
+
 void store(const Plane& p, const ImageView& dst) {
   for (int y = 0; y < p.rect.height; ++y) {
     const float* src = p.row(y);
@@ -410,20 +454,24 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 namespace {
 
-// quantize(p, dst's type) then store(p, dst): an 8-bit image's in one vector pass over p, the same
-// bits (p is left unquantized then); other types, or without a vector target, those two.
+// quantize(p, dst's type) then store(p, dst), row by row: the same bits.
 void quantize_store(Plane& p, const ImageView& dst) {
-#if TF_HAVE_HWY
-  if (dst.format.type == PixelType::U8 && vector_target()) {
-    const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
-    for (int y = 0; y < p.rect.height; ++y)
-      simd::quantize_to_u8(p.row(y), dst.row_as<std::uint8_t>(p.rect.y + y) + x0, p.stride());
-    return;
-  }
-#endif
-  quantize(p, dst.format.type);
-  store(p, dst);
+  const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
+  for (int y = 0; y < p.rect.height; ++y) quantize_store_row(p.row(y), p.stride(), dst, p.rect.y + y, x0);
 }
+
+// The rows of a job's last stage straight into the destination image (quantize_store_row), from
+// separable_rows' two spare rows: no plane of the tile is held or read a second time.
+struct RowsToImage {
+  const ImageView& dst;
+  Rect rect;  // the output rectangle, in the image
+  int channels;
+  float* row(int, float* spare) const { return spare; }
+  void done(int y, float* spare) const {
+    quantize_store_row(spare, static_cast<std::size_t>(rect.width) * channels, dst, rect.y + y,
+                       static_cast<std::size_t>(rect.x) * channels);
+  }
+};
 
 // A first stage that is one separable convolution (FMAs), straight from the source: each padded
 // input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
@@ -437,26 +485,27 @@ bool streams_from_source(const Stage& stage, PixelType type) {
 // How many rows ahead separable_from_source asks for the source row it will convert.
 constexpr int kPrefetchRows = 2;
 
+// `out_rect` = in_rect shrunk by the stage's halo; `rows` takes its rows.
+template <class Rows>
 void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
-                           Plane& out) {
+                           const Rect& out_rect, const Rows& rows) {
   thread_local std::vector<float> line;
   const Convolution& conv = stage.convs[0];
   const int C = src.format.channels;
-  const Halo h = stage.halo();  // = conv.halo() for a single convolution
-  out.reset(shrink(in_rect, h), C);
   // The padded row covers the columns the row pass reads: [in_rect.x, in_rect.x + ow + kw - 1).
-  const Rect row_rect{in_rect.x, 0, out.rect.width + conv.kernel.width - 1, 1};
+  const Rect row_rect{in_rect.x, 0, out_rect.width + conv.kernel.width - 1, 1};
   std::vector<int> xmap(row_rect.width);
   for (int x = 0; x < row_rect.width; ++x) xmap[x] = border_index(row_rect.x + x, src.width, border.mode);
   const float fill = border.value;
   const int x_lo = std::clamp(-row_rect.x, 0, row_rect.width);
   const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
   line.resize(static_cast<std::size_t>(row_rect.width) * C);
-  separable_rows(conv, out, [&](int r) {
+  const std::size_t n = static_cast<std::size_t>(out_rect.width) * C;
+  auto source_row = [&](int r) {
 #if defined(__GNUC__)
     // The in-image span of the source row kPrefetchRows ahead, into the cache while this one is
-    // converted and row-passed: a tile's rows are short runs a whole image row apart, which the
-    // hardware prefetchers do not follow across. A hint only: no bits depend on it.
+    // converted and row-passed: the rows of a tile narrower than the image are runs a whole image
+    // row apart, which the hardware prefetchers do not follow across. A hint only: no bits depend on it.
     const int ahead = border_index(in_rect.y + r + kPrefetchRows, src.height, border.mode);
     if (ahead >= 0 && x_hi > x_lo) {
       const std::size_t sample_bytes = bytes_per_sample(src.format.type);
@@ -476,10 +525,22 @@ void separable_from_source(const ImageView& src, const Rect& in_rect, const Bord
       }
     }
     return static_cast<const float*>(line.data());
-  });
+  };
+  separable_rows(conv, C, n, out_rect.height, source_row, rows);
 }
 
 }  // namespace
+
+bool streams_rows(const TileJob& job) {
+  return job.chain->size() == 1 && !chain_uses_fft(job) && streams_from_source((*job.chain)[0], job.src.format.type);
+}
+
+std::size_t worker_bytes(const TileJob& job, TileSize out) {
+  if (!streams_rows(job)) return tile_working_set(out, job.src.format, chain_halo(*job.chain));
+  const Kernel& k = (*job.chain)[0].convs[0].kernel;
+  const std::size_t width = static_cast<std::size_t>(out.width);
+  return ((k.height + 1) * width + 2 * width + width + k.width - 1) * job.src.format.channels * sizeof(float);
+}
 
 void filter_tile(const TileJob& job, const Tile& tile) {
   thread_local Plane a, b;
@@ -487,12 +548,20 @@ void filter_tile(const TileJob& job, const Tile& tile) {
   Border border = job.border;
   border.value = quantized_border_value(border, type);
   const Chain& chain = *job.chain;
+  const int C = job.src.format.channels;
+  if (streams_rows(job)) {  // source rows in, destination rows out
+    const Rect out = shrink(tile.in, chain[0].halo());
+    separable_from_source(job.src, tile.in, border, chain[0], out, RowsToImage{job.dst, out, C});
+    return;
+  }
   const bool fft = chain_uses_fft(job);  // FFT stages take the padded plane
   const bool streamed = !fft && streams_from_source(chain[0], type);
   if (!streamed) load_padded(job.src, tile.in, border, a);
   for (std::size_t s = 0; s < chain.size(); ++s) {
-    if (s == 0 && streamed) separable_from_source(job.src, tile.in, border, chain[0], b);
-    else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
+    if (s == 0 && streamed) {
+      b.reset(shrink(tile.in, chain[0].halo()), C);
+      separable_from_source(job.src, tile.in, border, chain[0], b.rect, RowsToPlane{b});
+    } else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
     else apply_stage(chain[s], a, b, type != PixelType::F32);
     if (s + 1 < chain.size()) {  // the last stage's quantize goes with its store
       quantize(b, type);
