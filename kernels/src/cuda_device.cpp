@@ -428,14 +428,18 @@ class CudaDevice final : public Device {
       TF_CUDA_CHECK(cudaEventRecord(mark, us));
       TF_CUDA_CHECK(cudaStreamWaitEvent(s, mark, 0));  // before the mark can be reused
       if (carry.rows > 0) {
-        // On this lane's stream, past the mark and so past the upload that brought the rows; that lane's
-        // next upload, which may overwrite them, waits for it.
+        // On this lane's stream, past the mark and so past the upload that brought the rows, and past the
+        // carry that brought them to that lane if one did; that lane's next upload, which may overwrite
+        // them, waits for it.
+        if (carry.after) TF_CUDA_CHECK(cudaStreamWaitEvent(s, carry.after, 0));
         TF_CUDA_CHECK(cudaMemcpyAsync(d_up, carry.from, static_cast<std::size_t>(carry.rows) * up_pitch,
                                       cudaMemcpyDeviceToDevice, s));
         TF_CUDA_CHECK(cudaEventRecord(l.carried.get(), s));
         lanes_[carry.lane]->readers.push_back(l.carried.get());
       }
-      if (plan.rows.size() == 1) last_upload_ = Upload{work.lane, plan.columns, plan.rows[0], d_up, up_pitch};
+      if (plan.rows.size() == 1)
+        last_upload_ =
+            Upload{work.lane, plan.columns, plan.rows[0], d_up, up_pitch, carry.rows > 0 ? l.carried.get() : nullptr};
       else last_upload_.reset();
     }
     const std::size_t up_bytes =
@@ -504,6 +508,7 @@ class CudaDevice final : public Device {
     int lane = 0;
     int rows = 0;
     const std::byte* from = nullptr;
+    cudaEvent_t after = nullptr;  // that lane's own carry into those rows, when it had one (Upload::carried)
   };
 
   // Under uploads_->mutex: when the device's last upload came from another lane and the tile of `plan` starts within
@@ -516,7 +521,7 @@ class CudaDevice final : public Device {
     if (was.columns != plan.columns || was.pitch != pitch || now.source < was.rows.source || now.source >= was_end)
       return {};
     return Carry{was.lane, std::min(was_end, now.source + now.length) - now.source,
-                 was.data + static_cast<std::size_t>(now.source - was.rows.source) * pitch};
+                 was.data + static_cast<std::size_t>(now.source - was.rows.source) * pitch, was.carried};
   }
 
   static bool kernels_run_here(std::string* why);
@@ -541,6 +546,10 @@ class CudaDevice final : public Device {
     AxisRun rows;
     const std::byte* data = nullptr;  // compact row 0 (rows.source)
     std::size_t pitch = 0;
+    // The lane's `carried` event when a carry brought its first rows, on that lane's stream, not the upload
+    // stream: a lane copying from these rows waits for it too. (Under a halo taller than the tiles, a
+    // tile's rows are mostly its predecessor's, carried from lane to lane down a column.)
+    cudaEvent_t carried = nullptr;
   };
   std::optional<Upload> last_upload_;
   bool src_pinned_ = false, dst_pinned_ = false;
