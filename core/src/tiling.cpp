@@ -45,11 +45,11 @@ int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo
 }
 
 TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const Format& fmt, const Halo& halo,
-                               long long target_pixels) {
+                               long long target_pixels, bool halo_rows_carried) {
   const int side = tile_side_for_budget(budget_bytes, fmt, halo);
   if (side < 1024 || image_width <= 0) return {side, side};
   auto round_up = [](long long v, int to) { return static_cast<int>((v + to - 1) / to * to); };
-  const int min_rows = round_up(std::max(256, 16 * (halo.top + halo.bottom)), 32);
+  const int min_rows = round_up(std::max(256, halo_rows_carried ? 0 : 16 * (halo.top + halo.bottom)), 32);
   const long long target = std::min(target_pixels, static_cast<long long>(side) * side);
   // As many strips side by side as the width needs at min_rows, then equal widths.
   const long long across = std::max<long long>(1, (image_width + target / min_rows - 1) / (target / min_rows));

@@ -198,14 +198,17 @@ class CudaDevice final : public Device {
       return {side, side};
     }
     // PCIe-bound chains go in full-width strips: each uploaded row is one contiguous host run
-    // (separable 31 taps, 8192² RGBA8 on one H200: 9.76 Gpix/s in strips, 7.71 in 1024² tiles).
+    // (separable 31 taps, 8192² RGBA8 on one H200: 9.76 Gpix/s in strips, 7.71 in 1024² tiles),
+    // 256 rows high whatever the halo, whose rows the lanes carry down a band (31 taps from pinned
+    // memory on two H200s, 2026-11-26, 8192x256 against the 4096x512 of 16 halos' height: one GPU
+    // 11.52-11.54 Gpix/s against 11.36-11.38, two 17.72-18.99 against 17.08-18.11).
     // Compute-bound ones balance better over more, squarer tiles (2-D 31x31 on two H200: 10.34
     // Gpix/s in 1024² tiles, 9.31 in strips); one H200 computes about 8 Gpix/s at 400 FMAs a pixel.
     // Wide kernels' tiles grow with the halo (kHaloTileFactor).
     if (fmas_per_pixel(*job.chain) > kComputeBoundFmas)
       return halo_tile_for_budget(job.src.width, job.src.height, budget, job.src.format, halo, kSquareTileSide,
                                   kHaloTileFactor);
-    return strip_tile_for_budget(job.src.width, budget, job.src.format, halo, kStripTilePixels);
+    return strip_tile_for_budget(job.src.width, budget, job.src.format, halo, kStripTilePixels, lanes_share_rows());
   }
 
   void begin(const TileJob& job) override {

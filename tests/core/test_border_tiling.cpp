@@ -104,6 +104,8 @@ TEST(Tiling, StripsSpanTheImageAndFitTheBudget) {
             (TileSize{6688, 320}));  // a wider one: three strips side by side
   EXPECT_EQ(strip_tile_for_budget(8192, big, f, {15, 15, 15, 15}, target),
             (TileSize{4096, 512}));  // 16x the 30 halo rows
+  EXPECT_EQ(strip_tile_for_budget(8192, big, f, {15, 15, 15, 15}, target, true),
+            (TileSize{8192, 256}));  // a device that carries halo rows down a band
   EXPECT_EQ(strip_tile_for_budget(300, big, f, {1, 1, 1, 1}, target), (TileSize{300, 7008}));
   for (std::size_t budget :
        {std::size_t(2) << 20, std::size_t(24) << 20, std::size_t(40) << 20, std::size_t(64) << 20, big}) {

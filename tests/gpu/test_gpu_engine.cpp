@@ -203,6 +203,31 @@ TEST(GpuEngine, StripsBelowEachOtherUploadOnlyTheirNewRows) {
   }
 }
 
+// Strips far shorter than the halo: a strip's rows are mostly the strip above's, which came to that
+// lane by a carry from the lane before it, on that lane's stream. The copy out of them must wait
+// for that carry too (until 2026-11-26 it waited only for the upload stream: a sigma-150 job on one
+// H200 gave wrong bits in 13 runs of 16). Several jobs of 16-row strips under 120 halo rows on six
+// lanes, one GPU and two: the CPU's bits every time.
+TEST(GpuEngine, CarriesOfCarriedRowsWaitForTheFirstCarry) {
+  TF_REQUIRE_GPU();
+  const Image src = test::random_image(640, 900, {PixelType::U8, 4}, test::test_seed(15));
+  const Chain chain = parse_chain({"gaussian:sigma=20"});
+  ASSERT_GE(chain_halo(chain).top, 60);
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Replicate}) {
+    const Image expected = cpu_reference(src, chain, {mode});
+    for (int devices : {1, 2}) {
+      JobOptions o;
+      o.border = {mode};
+      o.schedule.tile = {src.width(), 16};
+      o.schedule.streams_per_device = 6;
+      const auto on = first_gpus(devices);
+      for (int job = 0; job < 5; ++job)
+        EXPECT_TRUE(same_bits(expected, run_on(src, chain, on, o)))
+            << to_string(mode) << ", " << on.size() << " GPU(s), job " << job;
+    }
+  }
+}
+
 // A lane sends a tile's maps only when the ones its last tile left on the device differ (the inner
 // strips of a band share theirs). Jobs one after the other on the same lanes whose maps have the
 // same size but not the same entries (reflect101 and reflect mirror about different rows and

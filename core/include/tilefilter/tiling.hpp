@@ -29,12 +29,14 @@ std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, TileSize t
 int tile_side_for_budget(std::size_t budget_bytes, const Format& fmt, const Halo& halo, int align = 32);
 
 // Full-width strips of about `target_pixels` output pixels for an image `image_width` wide: at
-// least 256 rows and 16 times the vertical halo (so halo rows cost at most ~6% extra), as wide as
-// the image (an image wider than target_pixels / those rows gets equal strips side by side), within
-// `budget_bytes`. A square tile_side_for_budget() tile when the budget holds less than a 1024² one.
-// For PCIe-bound devices: each uploaded row is one contiguous run of host memory.
+// least 256 rows and, unless `halo_rows_carried`, 16 times the vertical halo (so re-sent halo rows
+// cost at most ~6% extra), as wide as the image (an image wider than target_pixels / those rows gets
+// equal strips side by side), within `budget_bytes`. A square tile_side_for_budget() tile when the
+// budget holds less than a 1024² one. For PCIe-bound devices: each uploaded row is one contiguous
+// run of host memory. `halo_rows_carried`: the device keeps the rows a strip shares with the one
+// above it (Device::lanes_share_rows), so a band sends its halo rows once, not every strip.
 TileSize strip_tile_for_budget(int image_width, std::size_t budget_bytes, const Format& fmt, const Halo& halo,
-                               long long target_pixels);
+                               long long target_pixels, bool halo_rows_carried = false);
 
 // Square tiles of `side` pixels for compute-bound devices, grown to `halo_factor` times the halo
 // (the larger of its two axes) when that is more, so halo pixels, which are uploaded and whose
