@@ -39,8 +39,6 @@ void quantize(Plane& p, PixelType type);
 // Rewrites every position of p that lies outside the image from the positions inside it, as the
 // border mode would pad the image. Every source position must lie inside p (see chain_fits_tile).
 void resynthesize_border(Plane& p, int image_width, int image_height, const Border& border);
-// Writes p (already quantized) into dst at p.rect.
-void store(const Plane& p, const ImageView& dst);
 
 // True when a chain can run on this tile in one go: every border position of every intermediate
 // can be re-synthesized from pixels the tile holds. False e.g. for wrap borders: the job then runs

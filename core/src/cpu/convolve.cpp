@@ -396,8 +396,8 @@ void resynthesize_border(Plane& p, int image_width, int image_height, const Bord
 namespace {
 
 // One row of n samples of the last stage, quantized for dst's type (8-bit results in one vector
-// pass where there is one) and written at dst's row y from sample x0. The same bits as quantize()
-// then store(); `p` may be left unquantized.
+// pass where there is one) and written at dst's row y from sample x0: the same rounding and
+// saturation as quantize(); `p` may be left unquantized.
 void quantize_store_row(float* p, std::size_t n, const ImageView& dst, int y, std::size_t x0) {
   switch (dst.format.type) {
     case PixelType::U8:
@@ -420,20 +420,6 @@ void quantize_store_row(float* p, std::size_t n, const ImageView& dst, int y, st
 
 }  // namespace
 
-void store(const Plane& p, const ImageView& dst) {
-  for (int y = 0; y < p.rect.height; ++y) {
-    const float* src = p.row(y);
-    const std::size_t n = p.stride();
-    const int dy = p.rect.y + y;
-    const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
-    switch (dst.format.type) {
-      case PixelType::U8: float_to_u8(src, dst.row_as<std::uint8_t>(dy) + x0, n); break;
-      case PixelType::U16: float_to_u16(src, dst.row_as<std::uint16_t>(dy) + x0, n); break;
-      case PixelType::F32: std::memcpy(dst.row_as<float>(dy) + x0, src, n * sizeof(float)); break;
-    }
-  }
-}
-
 bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode) {
   if (chain.size() <= 1 || mode == BorderMode::Constant) return true;
   auto axis_fits = [mode](int lo, int len, int n) {
@@ -454,7 +440,7 @@ bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int 
 
 namespace {
 
-// quantize(p, dst's type) then store(p, dst), row by row: the same bits.
+// The last stage's plane quantized for dst's type and written into dst at p.rect, row by row.
 void quantize_store(Plane& p, const ImageView& dst) {
   const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
   for (int y = 0; y < p.rect.height; ++y) quantize_store_row(p.row(y), p.stride(), dst, p.rect.y + y, x0);
