@@ -195,7 +195,7 @@ if(TF_WITH_GUI)
 endif()
 
 # Google Highway (Debian's libhwy-dev): the CPU backend's vector loops, dispatched at run time to
-# the CPU's best target with native FMA (core/src/cpu/simd_rows.cpp). Without it (the GPU machines,
+# the CPU's best target with native FMA (core/src/engine/cpu/simd_rows.cpp). Without it (the GPU machines,
 # or TF_WITH_HWY=OFF) the scalar loops run: the same bits, slower.
 option(TF_WITH_HWY "Use Google Highway for the CPU backend's vector loops when found" ON)
 set(TF_HAVE_HWY OFF)

@@ -7,7 +7,10 @@ hold the two files. Folders are the layers (app/gui/..., app/cli, kernels/src/..
 core/include/tilefilter); an arrow back up is an include cycle between folders.
 
 The GUI's folders are also held to their order (LAYERS, top first): a folder may include only
-folders below it, so widgets reach the model and the model reaches core, never back up.
+folders below it, so widgets reach the model and the model reaches core, never back up. core/ is
+held to its roles' order (CORE_ROLES, top first) the same way: core/src/ROLE and
+core/include/tilefilter/ROLE share a role's place, a folder includes only its own role or those
+below it, a public header never includes core/src, and no source sits in a folder outside a role.
 
 Usage: tools/include_graph.py [--dot FILE]   exit status 1 when a cycle or an arrow back up exists (printed)
 """
@@ -23,6 +26,9 @@ EXTS = (".cpp", ".hpp", ".h", ".c", ".cu", ".cuh")
 # app/gui, top first: each folder includes only those after it (and core, kernels' public headers).
 LAYERS = ["app/gui", "app/gui/window", "app/gui/dialogs", "app/gui/panels", "app/gui/views", "app/gui/model",
           "app/gui/platform"]
+# core/, top first: batch runs the pipeline over io, io streams files through the engine, the
+# engine (scheduler, devices, the CPU device) runs filters over images; util is below everything.
+CORE_ROLES = ["batch", "io", "engine", "filters", "image", "util"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -40,6 +46,15 @@ def resolve(src, inc):
         if os.path.isfile(os.path.join(ROOT, p)):
             return p
     return None
+
+
+def core_role(folder):
+    """The index in CORE_ROLES of a core folder, None outside core, -1 for a core folder in no role."""
+    for prefix in ("core/src/", "core/include/tilefilter/"):
+        if folder.startswith(prefix):
+            role = folder[len(prefix):].split("/")[0]
+            return CORE_ROLES.index(role) if role in CORE_ROLES else -1
+    return None if not folder.startswith("core/") else -1
 
 
 def main():
@@ -86,6 +101,17 @@ def main():
     for a, b in sorted(up):
         print(f"include runs back up the GUI's layers: {a} -> {b}")
     if up:
+        return 1
+    core_up = [(a, b) for a in edges for b in edges[a]
+               if core_role(a) is not None and core_role(b) is not None and
+               (core_role(b) < core_role(a) or (a.startswith("core/include") and b.startswith("core/src")))]
+    for a, b in sorted(core_up):
+        print(f"include runs back up core's roles: {a} -> {b}")
+    if core_up:
+        return 1
+    loose = sorted({os.path.dirname(f) for f in files() if core_role(os.path.dirname(f)) == -1})
+    if loose:
+        print("core sources outside a role folder (CORE_ROLES in tools/include_graph.py): " + ", ".join(loose))
         return 1
     gui = [f for f in {x for a in edges for x in [a, *edges[a]]} if f.startswith("app/gui")]
     unlisted = sorted(f for f in gui if f not in LAYERS)

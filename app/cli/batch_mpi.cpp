@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cli {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "tilefilter/batch.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/batch/batch.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cli {
 

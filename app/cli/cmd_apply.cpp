@@ -6,10 +6,10 @@
 
 #include "commands.hpp"
 #include "options.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/scheduler.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/stream.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

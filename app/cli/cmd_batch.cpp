@@ -18,9 +18,9 @@
 #include "batch_mpi.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,11 +12,11 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/device.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/scheduler.hpp"
-#include "tilefilter/speedup.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/engine/speedup.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cli {
 

@@ -8,10 +8,10 @@
 
 #include "commands.hpp"
 #include "options.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cli {
 

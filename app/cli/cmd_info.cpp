@@ -5,8 +5,8 @@
 
 #include "commands.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/device.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/filters/filter.hpp"
 
 namespace tf::cli {
 

@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 #ifndef TF_VERSION
 #define TF_VERSION "0.0.0"

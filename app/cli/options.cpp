@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/error.hpp"
-#include "tilefilter/preset.hpp"
+#include "tilefilter/filters/preset.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cli {
 

@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tilefilter/codec.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace tf::cli {
 

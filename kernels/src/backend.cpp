@@ -10,7 +10,7 @@
 #include "nvjpeg_lane.hpp"
 #endif
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

@@ -1,7 +1,7 @@
 // Built when no CUDA compiler is found: there are no GPUs, and core says why.
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/device.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 void install_backend() {

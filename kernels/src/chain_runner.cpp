@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "conv/conv_kernels.hpp"
-#include "tilefilter/cpu.hpp"
+#include "tilefilter/engine/cpu.hpp"
 
 namespace tf::cuda {
 

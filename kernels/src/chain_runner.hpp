@@ -11,8 +11,8 @@
 #include "cuda/cuda_util.hpp"
 #include "fft/fft_stage.hpp"
 #include "tile_plan.hpp"
-#include "tilefilter/border.hpp"
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/border.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::cuda {
 

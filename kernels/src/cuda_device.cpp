@@ -28,7 +28,7 @@
 #include "nvml.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

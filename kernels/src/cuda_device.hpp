@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "tilefilter/device.hpp"
+#include "tilefilter/engine/device.hpp"
 
 namespace tf::cuda {
 

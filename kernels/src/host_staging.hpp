@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "tilefilter/thread_pool.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::cuda {
 

@@ -21,9 +21,9 @@
 #include "cuda/cuda_util.hpp"
 #include "fft/fft_stage.hpp"
 #include "tile_plan.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/gpu_jpeg.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

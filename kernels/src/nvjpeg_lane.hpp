@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "tilefilter/device.hpp"
-#include "tilefilter/gpu_jpeg.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
 
 namespace tf::cuda {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "tilefilter/device.hpp"
+#include "tilefilter/engine/device.hpp"
 
 namespace tf::cuda::nvml {
 

@@ -10,9 +10,9 @@
 #include "cuda/cuda_util.hpp"
 #include "host_staging.hpp"
 #include "tile_plan.hpp"
-#include "tilefilter/cpu.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

@@ -10,9 +10,9 @@
 #pragma once
 #include <vector>
 
-#include "tilefilter/border.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/tiling.hpp"
+#include "tilefilter/engine/tiling.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/image/border.hpp"
 
 namespace tf::cuda {
 

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 extern char** environ;
 

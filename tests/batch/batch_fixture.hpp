@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "test_support.hpp"
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 
 namespace tf::test {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_fixture.hpp"
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

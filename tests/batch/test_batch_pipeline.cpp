@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_fixture.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

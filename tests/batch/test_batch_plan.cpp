@@ -11,8 +11,8 @@
 
 #include "batch_fixture.hpp"
 #include "batch_internal.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -23,9 +23,9 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/scheduler.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/image/testimage.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@ import sys
 
 
 def gaussian_taps(sigma, radius):
-    # OpenCV getGaussianKernel(2R+1, sigma), as core/src/filter.cpp makes it.
+    # OpenCV getGaussianKernel(2R+1, sigma), as core/src/filters/filter.cpp makes it.
     n = 2 * radius + 1
     t = [math.exp(-0.5 / (sigma * sigma) * (i - (n - 1) * 0.5) ** 2) for i in range(n)]
     s = sum(t)

@@ -2,9 +2,9 @@
 #include <set>
 
 #include "test_support.hpp"
-#include "tilefilter/border.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/tiling.hpp"
+#include "tilefilter/engine/tiling.hpp"
+#include "tilefilter/image/border.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf {
 namespace {

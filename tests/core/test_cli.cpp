@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/preset.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/filters/preset.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf {
 namespace {

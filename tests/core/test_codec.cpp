@@ -14,8 +14,8 @@
 
 #include "io/codec_opencv.hpp"
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf {
 namespace {

@@ -1,4 +1,4 @@
-// The CPU backend's vector loops (Highway, core/src/cpu/simd_rows.cpp) are taken on this machine when
+// The CPU backend's vector loops (Highway, core/src/engine/cpu/simd_rows.cpp) are taken on this machine when
 // the build has Highway and the CPU an FMA target, and give the scalar loops' bits exactly: widths
 // of 1, 7, 61 and 257 columns (every vector tail), every pixel type, 1, 3 and 4 channels, separable
 // (3 to 13 taps: every row pass with shared loads, and 31), 2-D and combined stages, chains, and the
@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "test_support.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
 
 namespace tf {
 namespace {

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "test_support.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf {
 namespace {

@@ -13,9 +13,9 @@
 #include "fft_reference.hpp"
 #include "naive_reference.hpp"
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace tf {
 namespace {

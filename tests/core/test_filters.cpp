@@ -2,8 +2,8 @@
 #include <fstream>
 
 #include "test_support.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf {
 namespace {

@@ -18,10 +18,10 @@
 #include "io/metadata.hpp"
 #include "jpeg_maker.hpp"
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/util/error.hpp"
 
 #ifdef TF_HAVE_LIBPNG
 #include <png.h>

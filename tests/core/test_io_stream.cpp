@@ -12,11 +12,11 @@
 
 #include "io/metadata.hpp"
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/scheduler.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/io/stream.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

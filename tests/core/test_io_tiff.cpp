@@ -20,8 +20,8 @@
 #include "io/formats.hpp"
 #include "io/metadata.hpp"
 #include "test_support.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/util/error.hpp"
 
 #ifdef TF_HAVE_LIBTIFF
 #include <tiffio.h>

@@ -10,7 +10,7 @@
 
 #include "naive_reference.hpp"
 #include "test_support.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
 
 namespace tf {
 namespace {

@@ -8,9 +8,9 @@
 #include <random>
 
 #include "test_support.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/filters/filter.hpp"
 
 namespace tf {
 namespace {

@@ -1,4 +1,4 @@
-// Overviews from reduced reads (core/src/overview.cpp): TIFF pyramid levels of both kinds (reduced-
+// Overviews from reduced reads (core/src/io/overview.cpp): TIFF pyramid levels of both kinds (reduced-
 // resolution pages, SubIFDs) written here by libtiff, levels that lie or break (ignored, the full
 // image averaged instead), JPEG DCT scaling against the full decode's box average (4:2:0, gray,
 // progressive), and the parallel average against a serial one and a naive one, with progress and
@@ -18,9 +18,9 @@
 
 #include "jpeg_maker.hpp"
 #include "test_support.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/overview.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/io/overview.hpp"
+#include "tilefilter/util/error.hpp"
 
 #ifdef TF_HAVE_LIBTIFF
 #include <tiffio.h>

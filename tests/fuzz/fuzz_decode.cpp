@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <string>
 
-#include "tilefilter/codec.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace {
 

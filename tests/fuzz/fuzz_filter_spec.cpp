@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/tiling.hpp"
+#include "tilefilter/engine/tiling.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string spec(reinterpret_cast<const char*>(data), size);

@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -1,10 +1,10 @@
-// libFuzzer: preset JSON files as the GUI and the CLI's --preset read them (core/src/preset.cpp),
+// libFuzzer: preset JSON files as the GUI and the CLI's --preset read them (core/src/filters/preset.cpp),
 // then the chain they describe parsed by core.
 #include <string_view>
 
-#include "tilefilter/error.hpp"
-#include "tilefilter/kernel_store.hpp"
-#include "tilefilter/preset.hpp"
+#include "tilefilter/filters/kernel_store.hpp"
+#include "tilefilter/filters/preset.hpp"
+#include "tilefilter/util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   try {

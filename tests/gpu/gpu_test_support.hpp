@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
-#include "tilefilter/device.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/filters/filter.hpp"
 
 namespace tf::gputest {
 

@@ -11,7 +11,7 @@
 
 #include "gpu_test_support.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gputest {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "fft_reference.hpp"
 #include "gpu_test_support.hpp"
-#include "tilefilter/cpu.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/engine/cpu.hpp"
 #ifdef TF_HAVE_CUDA
 #include "fft/fft_stage.hpp"
 #endif

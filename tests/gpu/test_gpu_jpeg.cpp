@@ -14,11 +14,11 @@
 
 #include "gpu_test_support.hpp"
 #include "jpeg_maker.hpp"
-#include "tilefilter/batch.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/gpu_jpeg.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/batch/batch.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gputest {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "conv/block_layout.hpp"
 #include "conv/launch_shape.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 namespace {

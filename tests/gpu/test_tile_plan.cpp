@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "tile_plan.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 namespace {

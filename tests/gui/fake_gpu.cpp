@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/cpu.hpp"
+#include "tilefilter/engine/cpu.hpp"
 
 namespace tf::test {
 

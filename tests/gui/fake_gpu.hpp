@@ -3,7 +3,7 @@
 // per tile on several streams — and answers sample() like NVML. The device panel's GPU cards and
 // the timeline's stream lanes are tested with it.
 #pragma once
-#include "tilefilter/device.hpp"
+#include "tilefilter/engine/device.hpp"
 
 namespace tf::test {
 

@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "platform/theme.hpp"
-#include "tilefilter/codec.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/kernel_store.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/filters/kernel_store.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/io/codec.hpp"
 #include "window/app_runner.hpp"
 
 namespace tf::test {

@@ -8,8 +8,8 @@
 class QWidget;
 
 #include "test_support.hpp"
-#include "tilefilter/image.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::test {
 

@@ -9,8 +9,8 @@
 #include "dialogs/batch_dialog.hpp"
 #include "gui_test_support.hpp"
 #include "panels/filter_panel.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/gpu_jpeg.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
 #include "window/main_window.hpp"
 
 namespace tf::gui {

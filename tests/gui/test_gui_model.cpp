@@ -16,9 +16,9 @@
 #include "model/preview_plan.hpp"
 #include "panels/param_editor.hpp"
 #include "test_support.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 #include "window/app_runner.hpp"
 
 namespace tf::gui {

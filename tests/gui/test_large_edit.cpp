@@ -17,8 +17,8 @@
 #include "panels/filter_panel.hpp"
 #include "panels/message_bar.hpp"
 #include "platform/proc_stats.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/stream.hpp"
 #include "views/image_view.hpp"
 #include "window/main_window.hpp"
 

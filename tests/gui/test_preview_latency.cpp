@@ -13,7 +13,7 @@
 #include "gui_test_support.hpp"
 #include "panels/filter_panel.hpp"
 #include "panels/message_bar.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/testimage.hpp"
 #include "views/image_view.hpp"
 #include "window/main_window.hpp"
 

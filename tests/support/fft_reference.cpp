@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tilefilter/cpu.hpp"
+#include "tilefilter/engine/cpu.hpp"
 
 namespace tf::test {
 

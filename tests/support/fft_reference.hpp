@@ -4,9 +4,9 @@
 #pragma once
 #include <vector>
 
-#include "tilefilter/border.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/image.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/image/border.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::test {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::test {
 

@@ -1,5 +1,5 @@
 // An independent reference for the convolution arithmetic: a naive, direct, single-threaded loop per
-// output sample, written from contract 2 of docs/design.md and sharing no code with core/src/cpu/.
+// output sample, written from contract 2 of docs/design.md and sharing no code with core/src/engine/cpu/.
 // It reads its inputs through the public types only (Image, Kernel, Convolution, Stage, Chain,
 // Border's mode and value) and computes everything else itself, border indices included.
 //
@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "tilefilter/border.hpp"  // only the Border/BorderMode types: border_index is not used
-#include "tilefilter/filter.hpp"
-#include "tilefilter/image.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/image/border.hpp"  // only the Border/BorderMode types: border_index is not used
+#include "tilefilter/image/image.hpp"
 
 namespace tf::test {
 

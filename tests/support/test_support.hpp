@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tilefilter/image.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/image.hpp"
+#include "tilefilter/image/testimage.hpp"
 
 namespace tf::test {
 

@@ -31,8 +31,8 @@
 #include "panels/message_bar.hpp"
 #include "platform/background_priority.hpp"
 #include "platform/device_hub.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/gpu_jpeg.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gui {
 

@@ -12,7 +12,7 @@
 
 #include "model/filter_entry.hpp"
 #include "model/job_view.hpp"
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 
 class QLineEdit;
 class QCheckBox;

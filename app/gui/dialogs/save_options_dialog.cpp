@@ -11,7 +11,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace tf::gui {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <QDialog>
 
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/image.hpp"
 
 class QLineEdit;
 class QComboBox;

@@ -18,8 +18,8 @@
 
 #include "panels/message_bar.hpp"
 #include "platform/device_hub.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/speedup_charts.hpp"
 
 namespace tf::gui {

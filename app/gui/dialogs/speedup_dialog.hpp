@@ -10,7 +10,7 @@
 
 #include "model/filter_entry.hpp"
 #include "model/job_view.hpp"
-#include "tilefilter/speedup.hpp"
+#include "tilefilter/engine/speedup.hpp"
 
 class QComboBox;
 class QSpinBox;

@@ -9,9 +9,9 @@
 
 #include "platform/device_hub.hpp"
 #include "preview_engine.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/overview.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/overview.hpp"
+#include "tilefilter/io/stream.hpp"
 
 namespace tf::gui {
 

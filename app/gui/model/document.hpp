@@ -11,9 +11,9 @@
 #include <memory>
 
 #include "mip_levels.hpp"
-#include "tilefilter/image.hpp"
-#include "tilefilter/io.hpp"
-#include "tilefilter/pyramid.hpp"
+#include "tilefilter/image/image.hpp"
+#include "tilefilter/image/pyramid.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf::gui {
 

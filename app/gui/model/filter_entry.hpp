@@ -3,7 +3,7 @@
 #pragma once
 #include <QString>
 
-#include "tilefilter/preset.hpp"
+#include "tilefilter/filters/preset.hpp"
 
 namespace tf::gui {
 

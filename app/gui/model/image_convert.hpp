@@ -5,7 +5,7 @@
 #include <QImage>
 #include <QString>
 
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::gui {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/batch.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/batch/batch.hpp"
+#include "tilefilter/engine/scheduler.hpp"
 
 namespace tf::gui {
 

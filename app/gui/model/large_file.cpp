@@ -6,8 +6,8 @@
 
 #include "platform/device_hub.hpp"
 #include "preview_plan.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/overview.hpp"
+#include "tilefilter/io/overview.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gui {
 

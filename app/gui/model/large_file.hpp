@@ -10,8 +10,8 @@
 
 #include "document.hpp"
 #include "filter_entry.hpp"
-#include "tilefilter/scheduler.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/io/stream.hpp"
 
 namespace tf::gui {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gui {
 

@@ -4,7 +4,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "tilefilter/preset.hpp"
+#include "tilefilter/filters/preset.hpp"
 
 namespace tf::gui {
 

@@ -8,7 +8,7 @@
 #include "platform/background_priority.hpp"
 #include "platform/device_hub.hpp"
 #include "platform/release_later.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gui {
 

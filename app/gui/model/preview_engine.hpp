@@ -15,8 +15,8 @@
 #include "filter_entry.hpp"
 #include "mip_levels.hpp"
 #include "preview_plan.hpp"
-#include "tilefilter/pyramid.hpp"
-#include "tilefilter/scheduler.hpp"
+#include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/image/pyramid.hpp"
 
 namespace tf::gui {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "filter_entry.hpp"
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::gui {
 

@@ -8,7 +8,7 @@
 #include "model/document.hpp"
 #include "platform/device_hub.hpp"
 #include "platform/proc_stats.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/io/stream.hpp"
 
 namespace tf::gui {
 

@@ -13,8 +13,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::gui {
 

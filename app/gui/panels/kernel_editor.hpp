@@ -4,7 +4,7 @@
 #pragma once
 #include <QWidget>
 
-#include "tilefilter/kernel_store.hpp"
+#include "tilefilter/filters/kernel_store.hpp"
 
 class QSpinBox;
 class QTableWidget;

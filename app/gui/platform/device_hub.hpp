@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/device.hpp"
+#include "tilefilter/engine/device.hpp"
 
 namespace tf::gui {
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tilefilter/image.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::gui {
 

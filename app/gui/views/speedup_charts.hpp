@@ -4,7 +4,7 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QValueAxis>
 
-#include "tilefilter/speedup.hpp"
+#include "tilefilter/engine/speedup.hpp"
 
 namespace tf::gui {
 

@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "tilefilter/telemetry.hpp"
+#include "tilefilter/engine/telemetry.hpp"
 
 namespace tf::gui {
 

@@ -4,7 +4,7 @@
 #include <QColor>
 #include <QString>
 
-#include "tilefilter/telemetry.hpp"
+#include "tilefilter/engine/telemetry.hpp"
 
 namespace tf::gui {
 

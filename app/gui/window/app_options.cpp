@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "platform/app_identity.hpp"
-#include "tilefilter/border.hpp"
+#include "tilefilter/image/border.hpp"
 
 namespace tf::gui {
 

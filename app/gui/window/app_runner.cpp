@@ -17,8 +17,8 @@
 #include "model/preset_files.hpp"
 #include "panels/filter_panel.hpp"
 #include "platform/theme.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/testimage.hpp"
+#include "tilefilter/image/testimage.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/bench_plot.hpp"
 #include "views/image_view.hpp"
 

@@ -26,8 +26,8 @@
 #include "platform/recent_files.hpp"
 #include "platform/release_later.hpp"
 #include "platform/utilization_sampler.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/image_view.hpp"
 #include "views/timeline_view.hpp"
 

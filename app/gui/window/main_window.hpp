@@ -12,7 +12,7 @@
 #include "model/document.hpp"
 #include "model/filter_entry.hpp"
 #include "model/preview_engine.hpp"
-#include "tilefilter/stream.hpp"
+#include "tilefilter/io/stream.hpp"
 
 class QLabel;
 class QPushButton;

@@ -24,8 +24,8 @@
 #include "platform/app_identity.hpp"
 #include "platform/recent_files.hpp"
 #include "platform/theme.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/image_view.hpp"
 #include "views/timeline_view.hpp"
 

@@ -17,8 +17,8 @@
 #include "platform/device_hub.hpp"
 #include "platform/recent_files.hpp"
 #include "platform/release_later.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/image_view.hpp"
 #include "views/timeline_view.hpp"
 

@@ -22,9 +22,9 @@
 #include "panels/device_panel.hpp"
 #include "panels/filter_panel.hpp"
 #include "platform/device_hub.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/overview.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/io/overview.hpp"
+#include "tilefilter/util/error.hpp"
 #include "views/image_view.hpp"
 #include "views/timeline_view.hpp"
 

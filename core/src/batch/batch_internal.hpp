@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 
 namespace tf::batch {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_internal.hpp"
-#include "tilefilter/border.hpp"
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/image/border.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::batch {
 

@@ -2,7 +2,7 @@
 // did it, the devices of every rank side by side ("r1:gpu0"), totals summed, a summary per rank.
 #include <fmt/format.h>
 
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 
 namespace tf {
 

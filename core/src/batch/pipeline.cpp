@@ -12,7 +12,7 @@
 #include "../io/codec_checks.hpp"
 #include "../io/format_whole.hpp"
 #include "batch_internal.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "batch_internal.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,7 +1,7 @@
 // The batch report: counts, the exit code, and the JSON written by --report.
 #include <nlohmann/json.hpp>
 
-#include "tilefilter/batch.hpp"
+#include "tilefilter/batch/batch.hpp"
 
 namespace tf {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/codec.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::codec_checks {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace tf::opencv_codecs {
 bool available();

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "codec_checks.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 #ifdef TF_HAVE_TURBOJPEG
 #include <turbojpeg.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 namespace tf::turbojpeg_codec {
 

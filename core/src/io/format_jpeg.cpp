@@ -32,7 +32,7 @@
 #include "atomic_file.hpp"
 #include "codec_checks.hpp"
 #include "metadata.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 #endif
 
 namespace tf::io {

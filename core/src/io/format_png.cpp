@@ -37,8 +37,8 @@
 #include "atomic_file.hpp"
 #include "codec_checks.hpp"
 #include "metadata.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/thread_pool.hpp"
+#include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 #endif
 
 namespace tf::io {

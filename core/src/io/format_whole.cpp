@@ -4,7 +4,7 @@
 // PSD; stb_image_write writes PNG (8-bit), JPEG, BMP, TGA, HDR; TurboJPEG (when built in) takes
 // over JPEG both ways; OpenCV (when built in) adds TIFF, WebP, PFM, 16-bit PNG and float TIFF.
 // Sizes are checked from the header before any pixel memory is allocated.
-#include "tilefilter/codec.hpp"
+#include "tilefilter/io/codec.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -24,7 +24,7 @@
 #include "codec_turbojpeg.hpp"
 #include "format_whole.hpp"
 #include "formats.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "tilefilter/io.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf::io {
 

@@ -11,8 +11,8 @@
 #include "codec_checks.hpp"
 #include "format_whole.hpp"
 #include "formats.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/io.hpp"
+#include "tilefilter/io/io.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf {
 

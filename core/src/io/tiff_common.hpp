@@ -10,7 +10,7 @@
 #include <tiffio.h>
 
 #include "metadata.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::io::tiff {
 

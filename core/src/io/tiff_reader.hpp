@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "tilefilter/io.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf::io::tiff {
 

@@ -28,8 +28,8 @@
 #include "atomic_file.hpp"
 #include "metadata.hpp"
 #include "tiff_common.hpp"
-#include "tilefilter/error.hpp"
-#include "tilefilter/thread_pool.hpp"
+#include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::io::tiff {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "tilefilter/border.hpp"
-#include "tilefilter/device.hpp"
-#include "tilefilter/filter.hpp"
-#include "tilefilter/image.hpp"
+#include "tilefilter/engine/device.hpp"
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/image/border.hpp"
+#include "tilefilter/image/image.hpp"
 
 namespace tf::cuda {
 

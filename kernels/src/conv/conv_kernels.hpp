@@ -5,7 +5,7 @@
 // level: pixel I/O and quantization, staging into shared memory, the sliding window, the two
 // kernels, and launching.
 //
-// Arithmetic (docs/design.md, contract 2; the same as core/src/cpu/convolve.cpp): float32
+// Arithmetic (docs/design.md, contract 2; the same as core/src/engine/cpu/convolve.cpp): float32
 // accumulators starting at 0, one fmaf per tap in a fixed order (kx for a row pass, ky for a column
 // pass, ky-major then kx for 2-D kernels), separable = row pass into a float32 intermediate then
 // column pass, magnitude = sqrtf(fmaf(a, a, b*b)) with b*b rounded on its own, integer results

@@ -18,7 +18,7 @@
 #include "conv/wide_kernel.cuh"
 #include "conv_kernels.hpp"
 #include "cuda/cuda_util.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "conv/block_layout.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

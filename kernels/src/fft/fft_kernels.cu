@@ -9,7 +9,7 @@
 #include "conv/pixel_io.cuh"
 #include "cuda/cuda_util.hpp"
 #include "fft/fft_kernels.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda::fft {
 

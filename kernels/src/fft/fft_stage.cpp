@@ -9,8 +9,8 @@
 #endif
 
 #include "fft/fft_kernels.hpp"
-#include "tilefilter/cpu.hpp"
-#include "tilefilter/error.hpp"
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 

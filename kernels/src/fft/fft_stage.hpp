@@ -17,7 +17,7 @@
 
 #include "conv/conv_kernels.hpp"
 #include "cuda/cuda_util.hpp"
-#include "tilefilter/filter.hpp"
+#include "tilefilter/filters/filter.hpp"
 
 namespace tf::cuda {
 

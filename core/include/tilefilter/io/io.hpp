@@ -1,0 +1,115 @@
+// Reading and writing images a band of rows at a time, so that an image never has to fit in memory.
+// One reader/writer per file format behind these two interfaces (core/src/io/format_*.cpp): libtiff,
+// libpng and libjpeg(-turbo) stream; stb and OpenCV's imgcodecs serve the other formats whole.
+// decode_file / encode_file (codec.hpp) are the whole-image special case of the same calls.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilefilter/engine/tiling.hpp"
+#include "tilefilter/image/image.hpp"
+
+namespace tf {
+
+struct Limits {
+  long long max_pixels = 1LL << 30;         // 1 gigapixel: images decoded whole (a decompression-bomb guard)
+  long long max_stream_pixels = 1LL << 40;  // 1 terapixel: images read band by band (TIFF, PNG, JPEG)
+  std::size_t max_file_bytes = 4ULL << 30;  // 4 GiB, for files read into memory whole
+};
+
+// What travels from input to output unless --strip: EXIF, ICC profile, XMP, and the orientation
+// (EXIF/TIFF tag 274; 1 = pixels as stored). Pixels are never rotated implicitly, so the tag copied
+// to the output keeps pixels and tag consistent; --autorotate rotates the pixels and writes 1.
+struct Metadata {
+  std::vector<unsigned char> exif;  // a TIFF-structured EXIF block ("II*\0" or "MM\0*"), as in JPEG APP1
+  std::vector<unsigned char> icc;   // ICC profile
+  std::string xmp;                  // XMP packet
+  int orientation = 1;              // 1..8
+  bool empty() const { return exif.empty() && icc.empty() && xmp.empty() && orientation == 1; }
+};
+
+// How a reader can hand out rows: Whole = decoded at open (the format cannot stream);
+// Sequential = bands in order, top to bottom (PNG, JPEG); Random = any band (TIFF strips, tiles).
+enum class RowAccess { Whole, Sequential, Random };
+
+struct LevelSize {
+  int width = 0, height = 0;
+  bool operator==(const LevelSize&) const = default;
+};
+
+struct ImageInfo {
+  int width = 0, height = 0;
+  Format format;            // what read_rows delivers: u8/u16/f32 x 1, 3 or 4 channels
+  int stored_channels = 0;  // channels in the file: 2 (gray+alpha) is delivered as RGBA
+  std::string codec;        // "libtiff", "libpng", "libjpeg", "stb", "opencv"
+  RowAccess access = RowAccess::Whole;
+  std::string note;         // one line for the user, e.g. "first page of 3 read"; empty if none
+  std::string compression;  // as stored, e.g. "deflate" (TIFF), "" when the format has one kind
+  Metadata metadata;
+  // Reduced-resolution versions of the image the reader delivers cheaply, largest first, each
+  // smaller than the one before (open_level(i) reads levels[i]): TIFF pyramid levels (pages marked
+  // reduced-resolution that follow the first, or its SubIFDs) in the same pixel format as the image
+  // (others are left out), JPEG DCT scaling (1/2, 1/4, 1/8). Empty for the other formats.
+  std::vector<LevelSize> levels;
+};
+
+class ImageReader {
+ public:
+  virtual ~ImageReader() = default;
+  const ImageInfo& info() const { return info_; }
+  // Decodes rows [y, y + rows.height) into `rows` (rows.width == info().width, rows.format ==
+  // info().format). Sequential readers need y == the number of rows read so far. Throws tf::Error
+  // (Decode) naming the file and the reason, e.g. a truncated strip.
+  virtual void read_rows(int y, const ImageView& rows) = 0;
+  // A new reader of info().levels[index], independent of this one (its own file handles and
+  // position); its info() has the level's size and this image's format. Throws tf::Error naming
+  // the file when the level cannot be read.
+  virtual std::unique_ptr<ImageReader> open_level(int index) const;
+
+ protected:
+  ImageInfo info_;
+};
+
+struct WriteOptions {
+  int quality = 95;         // JPEG, WebP: 1..100
+  std::string compression;  // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
+  int level = -1;           // deflate / zstd / PNG zlib level; -1 = the library's default
+  bool bigtiff = false;     // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
+  TileSize tiff_tile{};     // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
+  bool gray_alpha = false;  // write 4-channel rows as gray+alpha (the input was gray+alpha)
+  bool strip = false;       // write no metadata
+  int threads = 0;          // codec worker threads; 0 = one per core
+  // TIFF: reduced-resolution pages after the image, each half the one before, down to one tile
+  // (a pyramid; tiled, 256 x 256 unless tiff_tile says otherwise).
+  bool tiff_pyramid = false;
+};
+
+class ImageWriter {
+ public:
+  // Without finish(), the temporary file is removed and the target is untouched.
+  virtual ~ImageWriter() = default;
+  // Appends rows top to bottom (rows.width == width, rows.format == format of create_image).
+  virtual void write_rows(const ImageView& rows) = 0;
+  // Completes the file and renames it onto the target path (temp + rename: all or nothing).
+  virtual void finish() = 0;
+};
+
+// Opens `path` with the reader its bytes call for (not its extension). Size checks happen here,
+// before any pixel memory: formats read Whole against limits.max_pixels, streaming ones against
+// limits.max_stream_pixels. Throws tf::Error naming the file and the reason.
+std::unique_ptr<ImageReader> open_image(const std::string& path, const Limits& limits = {});
+
+// A writer for `path` (format from the extension). Throws tf::Error (InvalidArgument) when the
+// format cannot hold `format` — can_encode() says the same beforehand.
+std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, int height, Format format,
+                                          const Metadata& metadata, const WriteOptions& options = {});
+
+// True when create_image(path, ...) writes rows as they come, without holding the whole image.
+bool writer_streams(const std::string& path);
+
+// Reads every row of an opened image (the whole-image special case of read_rows).
+Image read_whole(ImageReader& reader, const PixelAllocator& alloc = default_allocator());
+
+}  // namespace tf

@@ -1,0 +1,561 @@
+// CPU convolution: the reference arithmetic. Every convolution is fma_rows over rows of interleaved
+// samples, vectorized across neighbouring samples (Highway, simd_rows.hpp) or in scalar sweeps, so the
+// order of taps per output is fixed (and equal to the CUDA kernels') whatever the vector width.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/tiling.hpp"
+#include "tilefilter/util/error.hpp"
+
+#if TF_HAVE_HWY
+#include "engine/cpu/simd_rows.hpp"
+#endif
+
+// std::fma is only fast with hardware FMA: build an x86-64-v3 clone next to a portable one.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define TF_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TF_MULTIVERSION
+#endif
+
+namespace tf::cpu {
+
+namespace {
+
+TF_MULTIVERSION void fma_row(float* __restrict acc, const float* __restrict src, float tap, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(src[i], tap, acc[i]);
+}
+
+// Four taps in one sweep: acc = fma(s3, t3, fma(s2, t2, fma(s1, t1, fma(s0, t0, acc)))) — the same
+// order as four single sweeps, with a quarter of the accumulator traffic.
+TF_MULTIVERSION void fma_row4(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* __restrict s3, const float* taps,
+                              std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3];
+  for (std::size_t i = 0; i < n; ++i)
+    acc[i] = std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]))));
+}
+
+// The sweeps for the taps left over after groups of four: two, three or five taps in one pass
+// (a single-tap sweep costs a load and store of acc per FMA: 9 taps as 4 + 5 instead of 4 + 4 + 1).
+TF_MULTIVERSION void fma_row2(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1];
+  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i]));
+}
+TF_MULTIVERSION void fma_row3(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2];
+  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])));
+}
+TF_MULTIVERSION void fma_row5(float* __restrict acc, const float* __restrict s0, const float* __restrict s1,
+                              const float* __restrict s2, const float* __restrict s3, const float* __restrict s4,
+                              const float* taps, std::size_t n) {
+  const float t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3], t4 = taps[4];
+  for (std::size_t i = 0; i < n; ++i)
+    acc[i] =
+        std::fma(s4[i], t4, std::fma(s3[i], t3, std::fma(s2[i], t2, std::fma(s1[i], t1, std::fma(s0[i], t0, acc[i])))));
+}
+
+// acc[i] = sum over k of src(k)[i] * taps[k], k in order. However the taps are grouped into sweeps,
+// each output's FMAs run in tap order: the bits do not depend on it.
+template <class Src> void fma_taps(float* acc, Src src, const float* taps, int count, std::size_t n) {
+  const int fours = count % 4 == 1 && count >= 5 ? count / 4 - 1 : count / 4;  // a lone last tap joins a group of 5
+  int k = 0;
+  for (int g = 0; g < fours; ++g, k += 4) fma_row4(acc, src(k), src(k + 1), src(k + 2), src(k + 3), taps + k, n);
+  switch (count - k) {
+    case 0: break;
+    case 1: fma_row(acc, src(k), taps[k], n); break;
+    case 2: fma_row2(acc, src(k), src(k + 1), taps + k, n); break;
+    case 3: fma_row3(acc, src(k), src(k + 1), src(k + 2), taps + k, n); break;
+    case 5: fma_row5(acc, src(k), src(k + 1), src(k + 2), src(k + 3), src(k + 4), taps + k, n); break;
+    default: throw Error(ErrorKind::Internal, "fma_taps: unexpected remainder");
+  }
+}
+
+std::atomic<bool> simd_enabled{true};
+
+const char* vector_target() {
+#if TF_HAVE_HWY
+  return simd_enabled.load(std::memory_order_relaxed) ? simd::target() : nullptr;
+#else
+  return nullptr;
+#endif
+}
+
+// The one accumulation every convolution runs: acc[i] = FMAs over rows r, then taps k of each row, of
+// rows[r][k * step + i] * taps[r * count + k], from 0 when `fresh` (else from acc[i]). A row pass is
+// one row with step = channels, a column pass `nrows` rows of one tap each, a 2-D kernel its rows with
+// step = channels. Vectorized across i (Highway) where the CPU has an FMA target, else the sweeps above.
+void fma_rows(float* acc, const float* const* rows, int nrows, std::ptrdiff_t step, const float* taps, int count,
+              std::size_t n, bool fresh) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::fma_rows(acc, rows, nrows, step, taps, count, n, fresh);
+    return;
+  }
+#endif
+  if (fresh) std::fill(acc, acc + n, 0.0f);
+  if (count == 1) {
+    fma_taps(
+        acc, [&](int r) { return rows[r]; }, taps, nrows, n);
+    return;
+  }
+  for (int r = 0; r < nrows; ++r)
+    fma_taps(
+        acc, [&](int k) { return rows[r] + k * step; }, taps + static_cast<std::size_t>(r) * count, count, n);
+}
+
+// Two neighbouring output rows of a column pass: fma_rows over lines[0 .. count) into acc0 and over
+// lines[1 .. count] into acc1, one tap per line, from 0 — the same FMAs in the same order as two
+// fma_rows calls, with each line loaded once for both outputs where there are vector loops.
+void fma_column2(float* acc0, float* acc1, const float* const* lines, const float* taps, int count, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::fma_column2(acc0, acc1, lines, taps, count, n);
+    return;
+  }
+#endif
+  fma_rows(acc0, lines, count, 0, taps, 1, n, true);
+  fma_rows(acc1, lines + 1, count, 0, taps, 1, n, true);
+}
+
+// Where a separable pass's output rows go: output row y is written to row(y, spare) and done(y, spare)
+// is called once it is final, `spare` being a scratch row separable_rows keeps for it (one of two,
+// alternating). RowsToPlane keeps every row in a plane; RowsToImage (below) stores each into the
+// destination image as it comes, from the spare rows.
+struct RowsToPlane {
+  Plane& out;
+  float* row(int y, float*) const { return out.row(y); }
+  void done(int, float*) const {}
+};
+
+// A separable convolution's row pass then column pass, with the row-pass rows in a ring of kh + 1
+// rows: row r is computed once, when the first output that needs it comes up, so the intermediate
+// stays in cache (kh + 1 rows of n samples) instead of making a round trip through memory.
+// The column pass takes two output rows at once (fma_column2), the last one alone when oh is odd.
+// `source_row(r)` returns padded input row r of the rows the column pass needs, its first column the
+// first the row pass reads; `rows` takes the oh output rows of n samples (channels interleaved).
+template <class SourceRow, class Rows>
+void separable_rows(const Convolution& conv, int channels, std::size_t n, int oh, SourceRow&& source_row,
+                    const Rows& rows) {
+  thread_local std::vector<float> ring;  // kh + 1 slots, then the two spare rows
+  thread_local std::vector<const float*> column;
+  const int kw = conv.kernel.width, kh = conv.kernel.height;
+  const int slots = kh + 1;
+  ring.resize(static_cast<std::size_t>(slots + 2) * n);
+  column.resize(slots);
+  auto slot = [&](int r) { return ring.data() + static_cast<std::size_t>(r % slots) * n; };
+  auto spare = [&](int y) { return ring.data() + static_cast<std::size_t>(slots + (y & 1)) * n; };
+  auto row_pass = [&](int r) {
+    const float* src = source_row(r);
+    fma_rows(slot(r), &src, 1, channels, conv.row.data(), kw, n, true);
+  };
+  for (int r = 0; r + 1 < kh; ++r) row_pass(r);
+  int y = 0;
+  for (; y + 1 < oh; y += 2) {
+    row_pass(y + kh - 1);
+    row_pass(y + kh);
+    for (int k = 0; k <= kh; ++k) column[k] = slot(y + k);
+    fma_column2(rows.row(y, spare(y)), rows.row(y + 1, spare(y + 1)), column.data(), conv.col.data(), kh, n);
+    rows.done(y, spare(y));
+    rows.done(y + 1, spare(y + 1));
+  }
+  if (y < oh) {
+    row_pass(y + kh - 1);
+    for (int k = 0; k < kh; ++k) column[k] = slot(y + k);
+    fma_rows(rows.row(y, spare(y)), column.data(), kh, 0, conv.col.data(), 1, n, true);
+    rows.done(y, spare(y));
+  }
+}
+
+TF_MULTIVERSION void magnitude_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                   std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::sqrt(std::fma(a[i], a[i], b[i] * b[i]));
+}
+
+TF_MULTIVERSION void sum_row(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                             std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+TF_MULTIVERSION void quantize_row(float* __restrict p, std::size_t n, float hi) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = std::min(std::max(std::rint(p[i]), 0.0f), hi);
+}
+
+// Type conversions of contiguous samples (exact in both directions for quantized values).
+TF_MULTIVERSION void u8_to_float(const std::uint8_t* __restrict s, float* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+TF_MULTIVERSION void u16_to_float(const std::uint16_t* __restrict s, float* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+TF_MULTIVERSION void float_to_u8(const float* __restrict s, std::uint8_t* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint8_t>(static_cast<int>(s[i]));
+}
+TF_MULTIVERSION void float_to_u16(const float* __restrict s, std::uint16_t* __restrict d, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<std::uint16_t>(static_cast<int>(s[i]));
+}
+void to_float(const std::uint8_t* s, float* d, std::size_t n) {
+#if TF_HAVE_HWY
+  if (vector_target()) {
+    simd::u8_to_float(s, d, n);
+    return;
+  }
+#endif
+  u8_to_float(s, d, n);
+}
+void to_float(const std::uint16_t* s, float* d, std::size_t n) { u16_to_float(s, d, n); }
+void to_float(const float* s, float* d, std::size_t n) { std::memcpy(d, s, n * sizeof(float)); }
+
+Rect shrink(const Rect& r, const Halo& h) {
+  return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
+}
+
+// One padded row: the in-image span converted in bulk, the border columns through the map.
+template <class T>
+void load_row(const T* src, const std::vector<int>& xmap, int x_lo, int x_hi, int channels, float fill, float* out) {
+  const std::size_t C = static_cast<std::size_t>(channels);
+  to_float(src + static_cast<std::size_t>(xmap[x_lo]) * C, out + x_lo * C, static_cast<std::size_t>(x_hi - x_lo) * C);
+  auto border_column = [&](std::size_t x) {
+    const int sx = xmap[x];
+    for (std::size_t c = 0; c < C; ++c) out[x * C + c] = sx < 0 ? fill : static_cast<float>(src[sx * C + c]);
+  };
+  for (int x = 0; x < x_lo; ++x) border_column(x);
+  for (std::size_t x = x_hi; x < xmap.size(); ++x) border_column(x);
+}
+
+// One convolution over `in`, written into `out` (out.rect = in.rect shrunk by `stage_halo`).
+void convolve(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out) {
+  const int C = in.channels;
+  const Halo h = conv.halo();
+  const int dx = stage_halo.left - h.left, dy = stage_halo.top - h.top;
+  const Kernel& k = conv.kernel;
+  const std::size_t x0 = static_cast<std::size_t>(dx) * C;
+  if (conv.separable) {
+    separable_rows(
+        conv, C, out.stride(), out.rect.height, [&](int r) { return in.row(dy + r) + x0; }, RowsToPlane{out});
+    return;
+  }
+  thread_local std::vector<const float*> rows;
+  rows.resize(k.height);
+  for (int y = 0; y < out.rect.height; ++y) {
+    for (int ky = 0; ky < k.height; ++ky) rows[ky] = in.row(y + dy + ky) + x0;
+    fma_rows(out.row(y), rows.data(), k.height, C, k.taps.data(), k.width, out.stride(), true);
+  }
+}
+
+// A box_sum convolution over integer-valued samples: exact int64 window sums (a running sum along
+// each row, then one down each column), each output float(double(S) / area) — O(1) a pixel.
+void box_sum(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out) {
+  thread_local std::vector<std::int64_t> rows_sum, column;
+  const int C = in.channels;
+  const Halo h = conv.halo();
+  const int dx = stage_halo.left - h.left, dy = stage_halo.top - h.top;
+  const int ow = out.rect.width, oh = out.rect.height, kw = conv.kernel.width, kh = conv.kernel.height;
+  const std::size_t n = static_cast<std::size_t>(ow) * C, reach = static_cast<std::size_t>(kw - 1) * C;
+  const double area = static_cast<double>(kw) * kh;
+  const int rows = oh + kh - 1;
+  rows_sum.resize(static_cast<std::size_t>(rows) * n);
+  for (int r = 0; r < rows; ++r) {
+    const float* src = in.row(dy + r) + static_cast<std::size_t>(dx) * C;
+    std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(r) * n;
+    for (int c = 0; c < C; ++c) {
+      std::int64_t sum = 0;
+      for (int k = 0; k < kw; ++k) sum += static_cast<std::int64_t>(src[static_cast<std::size_t>(k) * C + c]);
+      rs[c] = sum;
+    }
+    for (std::size_t i = C; i < n; ++i)
+      rs[i] = rs[i - C] + static_cast<std::int64_t>(src[i + reach]) - static_cast<std::int64_t>(src[i - C]);
+  }
+  column.assign(n, 0);
+  for (int k = 0; k < kh; ++k) {
+    const std::int64_t* rs = rows_sum.data() + static_cast<std::size_t>(k) * n;
+    for (std::size_t i = 0; i < n; ++i) column[i] += rs[i];
+  }
+  for (int y = 0; y < oh; ++y) {
+    if (y > 0) {
+      const std::int64_t* enter = rows_sum.data() + static_cast<std::size_t>(y + kh - 1) * n;
+      const std::int64_t* leave = rows_sum.data() + static_cast<std::size_t>(y - 1) * n;
+      for (std::size_t i = 0; i < n; ++i) column[i] += enter[i] - leave[i];
+    }
+    float* o = out.row(y);
+    for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(static_cast<double>(column[i]) / area);
+  }
+}
+
+void convolve_any(const Convolution& conv, const Halo& stage_halo, const Plane& in, Plane& out, bool integer_samples) {
+  if (conv.box_sum && integer_samples) box_sum(conv, stage_halo, in, out);
+  else convolve(conv, stage_halo, in, out);
+}
+
+}  // namespace
+
+std::string simd_target() {
+  const char* name = vector_target();
+  return name ? name : "scalar";
+}
+void set_simd_enabled(bool enabled) { simd_enabled.store(enabled, std::memory_order_relaxed); }
+
+float quantized_border_value(const Border& border, PixelType type) {
+  switch (type) {
+    case PixelType::U8: return std::min(std::max(std::rint(border.value), 0.0f), 255.0f);
+    case PixelType::U16: return std::min(std::max(std::rint(border.value), 0.0f), 65535.0f);
+    case PixelType::F32: return border.value;
+  }
+  return border.value;
+}
+
+void load_padded(const ImageView& src, const Rect& rect, const Border& border, Plane& out) {
+  const int C = src.format.channels;
+  out.reset(rect, C);
+  std::vector<int> xmap(rect.width);
+  for (int x = 0; x < rect.width; ++x) xmap[x] = border_index(rect.x + x, src.width, border.mode);
+  const float fill = quantized_border_value(border, src.format.type);
+  // The span of the rect inside the image (tiles always overlap the image).
+  const int x_lo = std::clamp(-rect.x, 0, rect.width), x_hi = std::clamp(src.width - rect.x, x_lo, rect.width);
+  for (int y = 0; y < rect.height; ++y) {
+    float* dst = out.row(y);
+    const int sy = border_index(rect.y + y, src.height, border.mode);
+    if (sy < 0) {
+      std::fill(dst, dst + out.stride(), fill);
+      continue;
+    }
+    switch (src.format.type) {
+      case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
+      case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
+      case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, dst); break;
+    }
+  }
+}
+
+void apply_stage(const Stage& stage, const Plane& in, Plane& out, bool integer_samples) {
+  thread_local Plane second;
+  const Halo h = stage.halo();
+  out.reset(shrink(in.rect, h), in.channels);
+  convolve_any(stage.convs[0], h, in, out, integer_samples);
+  if (stage.combine != Combine::Single) {
+    second.reset(out.rect, in.channels);
+    convolve_any(stage.convs[1], h, in, second, integer_samples);
+    for (int y = 0; y < out.rect.height; ++y) {
+      if (stage.combine == Combine::Magnitude) magnitude_row(out.row(y), out.row(y), second.row(y), out.stride());
+      else sum_row(out.row(y), out.row(y), second.row(y), out.stride());
+    }
+  }
+}
+
+void quantize(Plane& p, PixelType type) {
+  if (type == PixelType::F32) return;
+  const float hi = type == PixelType::U8 ? 255.0f : 65535.0f;
+  quantize_row(p.data.data(), p.data.size(), hi);
+}
+
+void resynthesize_border(Plane& p, int image_width, int image_height, const Border& border) {
+  const int C = p.channels;
+  const float fill = border.value;  // already quantized by the caller
+  auto inside = [](int m, int lo, int len) { return m >= lo && m < lo + len; };
+  // Columns of rows inside the image first, then whole rows outside it (their sources are fixed rows).
+  for (int y = 0; y < p.rect.height; ++y) {
+    const int iy = p.rect.y + y;
+    if (iy < 0 || iy >= image_height) continue;
+    float* row = p.row(y);
+    for (int x = 0; x < p.rect.width; ++x) {
+      const int ix = p.rect.x + x;
+      if (ix >= 0 && ix < image_width) continue;
+      const int m = border_index(ix, image_width, border.mode);
+      if (m < 0) {
+        std::fill(row + static_cast<std::size_t>(x) * C, row + static_cast<std::size_t>(x + 1) * C, fill);
+      } else {
+        if (!inside(m, p.rect.x, p.rect.width)) throw Error(ErrorKind::Internal, "border source outside the tile");
+        std::memcpy(row + static_cast<std::size_t>(x) * C, row + static_cast<std::size_t>(m - p.rect.x) * C,
+                    C * sizeof(float));
+      }
+    }
+  }
+  for (int y = 0; y < p.rect.height; ++y) {
+    const int iy = p.rect.y + y;
+    if (iy >= 0 && iy < image_height) continue;
+    const int m = border_index(iy, image_height, border.mode);
+    float* row = p.row(y);
+    if (m < 0) {
+      std::fill(row, row + p.stride(), fill);
+    } else {
+      if (!inside(m, p.rect.y, p.rect.height)) throw Error(ErrorKind::Internal, "border source outside the tile");
+      std::memcpy(row, p.row(m - p.rect.y), p.stride() * sizeof(float));
+    }
+  }
+}
+
+namespace {
+
+// One row of n samples of the last stage, quantized for dst's type (8-bit results in one vector
+// pass where there is one) and written at dst's row y from sample x0: the same rounding and
+// saturation as quantize(); `p` may be left unquantized.
+void quantize_store_row(float* p, std::size_t n, const ImageView& dst, int y, std::size_t x0) {
+  switch (dst.format.type) {
+    case PixelType::U8:
+#if TF_HAVE_HWY
+      if (vector_target()) {
+        simd::quantize_to_u8(p, dst.row_as<std::uint8_t>(y) + x0, n);
+        break;
+      }
+#endif
+      quantize_row(p, n, 255.0f);
+      float_to_u8(p, dst.row_as<std::uint8_t>(y) + x0, n);
+      break;
+    case PixelType::U16:
+      quantize_row(p, n, 65535.0f);
+      float_to_u16(p, dst.row_as<std::uint16_t>(y) + x0, n);
+      break;
+    case PixelType::F32: std::memcpy(dst.row_as<float>(y) + x0, p, n * sizeof(float)); break;
+  }
+}
+
+}  // namespace
+
+bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode) {
+  if (chain.size() <= 1 || mode == BorderMode::Constant) return true;
+  auto axis_fits = [mode](int lo, int len, int n) {
+    for (int p = lo; p < lo + len; ++p) {
+      if (p >= 0 && p < n) continue;
+      const int m = border_index(p, n, mode);
+      if (m >= 0 && (m < lo || m >= lo + len)) return false;
+    }
+    return true;
+  };
+  Rect r = tile.in;
+  for (std::size_t s = 0; s + 1 < chain.size(); ++s) {
+    r = shrink(r, chain[s].halo());
+    if (!axis_fits(r.x, r.width, image_width) || !axis_fits(r.y, r.height, image_height)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// The last stage's plane quantized for dst's type and written into dst at p.rect, row by row.
+void quantize_store(Plane& p, const ImageView& dst) {
+  const std::size_t x0 = static_cast<std::size_t>(p.rect.x) * p.channels;
+  for (int y = 0; y < p.rect.height; ++y) quantize_store_row(p.row(y), p.stride(), dst, p.rect.y + y, x0);
+}
+
+// The rows of a job's last stage straight into the destination image (quantize_store_row), from
+// separable_rows' two spare rows: no plane of the tile is held or read a second time.
+struct RowsToImage {
+  const ImageView& dst;
+  Rect rect;  // the output rectangle, in the image
+  int channels;
+  float* row(int, float* spare) const { return spare; }
+  void done(int y, float* spare) const {
+    quantize_store_row(spare, static_cast<std::size_t>(rect.width) * channels, dst, rect.y + y,
+                       static_cast<std::size_t>(rect.x) * channels);
+  }
+};
+
+// A first stage that is one separable convolution (FMAs), straight from the source: each padded
+// input row is built, row-passed and dropped, so no padded plane of the whole input rectangle is
+// held — with a 2000-pixel halo that plane is (tile + 4000)^2 pixels. The same FMAs in the same
+// order as load_padded + apply_stage, so the same bits.
+bool streams_from_source(const Stage& stage, PixelType type) {
+  if (stage.combine != Combine::Single || !stage.convs[0].separable) return false;
+  return !(stage.convs[0].box_sum && type != PixelType::F32);
+}
+
+// How many rows ahead separable_from_source asks for the source row it will convert.
+constexpr int kPrefetchRows = 2;
+
+// `out_rect` = in_rect shrunk by the stage's halo; `rows` takes its rows.
+template <class Rows>
+void separable_from_source(const ImageView& src, const Rect& in_rect, const Border& border, const Stage& stage,
+                           const Rect& out_rect, const Rows& rows) {
+  thread_local std::vector<float> line;
+  const Convolution& conv = stage.convs[0];
+  const int C = src.format.channels;
+  // The padded row covers the columns the row pass reads: [in_rect.x, in_rect.x + ow + kw - 1).
+  const Rect row_rect{in_rect.x, 0, out_rect.width + conv.kernel.width - 1, 1};
+  std::vector<int> xmap(row_rect.width);
+  for (int x = 0; x < row_rect.width; ++x) xmap[x] = border_index(row_rect.x + x, src.width, border.mode);
+  const float fill = border.value;
+  const int x_lo = std::clamp(-row_rect.x, 0, row_rect.width);
+  const int x_hi = std::clamp(src.width - row_rect.x, x_lo, row_rect.width);
+  line.resize(static_cast<std::size_t>(row_rect.width) * C);
+  const std::size_t n = static_cast<std::size_t>(out_rect.width) * C;
+  auto source_row = [&](int r) {
+#if defined(__GNUC__)
+    // The in-image span of the source row kPrefetchRows ahead, into the cache while this one is
+    // converted and row-passed: the rows of a tile narrower than the image are runs a whole image
+    // row apart, which the hardware prefetchers do not follow across. A hint only: no bits depend on it.
+    const int ahead = border_index(in_rect.y + r + kPrefetchRows, src.height, border.mode);
+    if (ahead >= 0 && x_hi > x_lo) {
+      const std::size_t sample_bytes = bytes_per_sample(src.format.type);
+      const std::size_t span_bytes = static_cast<std::size_t>(x_hi - x_lo) * C * sample_bytes;
+      const std::byte* p = src.row(ahead) + static_cast<std::size_t>(xmap[x_lo]) * C * sample_bytes;
+      for (std::size_t b = 0; b < span_bytes; b += 64) __builtin_prefetch(p + b);
+    }
+#endif
+    const int sy = border_index(in_rect.y + r, src.height, border.mode);
+    if (sy < 0) {
+      std::fill(line.begin(), line.end(), fill);
+    } else {
+      switch (src.format.type) {
+        case PixelType::U8: load_row(src.row_as<std::uint8_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::U16: load_row(src.row_as<std::uint16_t>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+        case PixelType::F32: load_row(src.row_as<float>(sy), xmap, x_lo, x_hi, C, fill, line.data()); break;
+      }
+    }
+    return static_cast<const float*>(line.data());
+  };
+  separable_rows(conv, C, n, out_rect.height, source_row, rows);
+}
+
+}  // namespace
+
+bool streams_rows(const TileJob& job) {
+  return job.chain->size() == 1 && !chain_uses_fft(job) && streams_from_source((*job.chain)[0], job.src.format.type);
+}
+
+std::size_t worker_bytes(const TileJob& job, TileSize out) {
+  if (!streams_rows(job)) return tile_working_set(out, job.src.format, chain_halo(*job.chain));
+  const Kernel& k = (*job.chain)[0].convs[0].kernel;
+  const std::size_t width = static_cast<std::size_t>(out.width);
+  return ((k.height + 1) * width + 2 * width + width + k.width - 1) * job.src.format.channels * sizeof(float);
+}
+
+void filter_tile(const TileJob& job, const Tile& tile) {
+  thread_local Plane a, b;
+  const PixelType type = job.src.format.type;
+  Border border = job.border;
+  border.value = quantized_border_value(border, type);
+  const Chain& chain = *job.chain;
+  const int C = job.src.format.channels;
+  if (streams_rows(job)) {  // source rows in, destination rows out
+    const Rect out = shrink(tile.in, chain[0].halo());
+    separable_from_source(job.src, tile.in, border, chain[0], out, RowsToImage{job.dst, out, C});
+    return;
+  }
+  const bool fft = chain_uses_fft(job);  // FFT stages take the padded plane
+  const bool streamed = !fft && streams_from_source(chain[0], type);
+  if (!streamed) load_padded(job.src, tile.in, border, a);
+  for (std::size_t s = 0; s < chain.size(); ++s) {
+    if (s == 0 && streamed) {
+      b.reset(shrink(tile.in, chain[0].halo()), C);
+      separable_from_source(job.src, tile.in, border, chain[0], b.rect, RowsToPlane{b});
+    } else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
+    else apply_stage(chain[s], a, b, type != PixelType::F32);
+    if (s + 1 < chain.size()) {  // the last stage's quantize goes with its store
+      quantize(b, type);
+      resynthesize_border(b, job.src.width, job.src.height, border);
+    }
+    std::swap(a, b);
+  }
+  quantize_store(a, job.dst);
+}
+
+}  // namespace tf::cpu

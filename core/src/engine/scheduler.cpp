@@ -1,0 +1,611 @@
+// One queue of tiles pulled by every lane of every device (the queue balances unequal devices).
+#include "tilefilter/engine/scheduler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/util/error.hpp"
+
+namespace tf {
+
+namespace {
+
+bool debug_log() {
+  static const bool on = std::getenv("TILEFILTER_DEBUG") != nullptr;
+  return on;
+}
+
+// With TILEFILTER_DEBUG: when a job reaches each phase, in ms since its start (where host-resident
+// jobs lose time before their first upload and after their last download), and which lane takes
+// which tile. Kept in memory and printed when the job ends: printed as they came, the phases of six
+// lanes that ended together waited for each other on stderr's lock, which moved the phases after
+// them by tens of microseconds. Any thread may add one; the job's own thread prints them once its
+// lanes have joined.
+class PhaseLog {
+ public:
+  explicit PhaseLog(const Telemetry& telemetry) : telemetry_(telemetry) {
+    if (debug_log()) entries_.resize(kCapacity);
+  }
+  PhaseLog(const PhaseLog&) = delete;
+  PhaseLog& operator=(const PhaseLog&) = delete;
+  ~PhaseLog() {
+    const std::size_t n = std::min(next_.load(), entries_.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry& e = entries_[i];
+      if (!e.device) {
+        std::fprintf(stderr, "[scheduler] %8.3f ms %s\n", e.ms, e.phase);
+        continue;
+      }
+      std::fprintf(stderr, "[scheduler] %8.3f ms tile %d (%d,%d) %dx%d -> %s lane %d\n", e.ms, e.tile, e.out.x, e.out.y,
+                   e.out.width, e.out.height, e.device, e.lane);
+    }
+    if (next_ > entries_.size() && !entries_.empty())
+      std::fprintf(stderr, "[scheduler] %zu more not kept\n", next_.load() - entries_.size());
+  }
+
+  void phase(const char* what) { add({telemetry_.now() * 1e3, what, 0, {}, nullptr, 0}); }
+  // `device` must outlive the job (a Device's info().id does).
+  void tile(const Tile& tile, const char* device, int lane) {
+    add({telemetry_.now() * 1e3, nullptr, tile.index, tile.out, device, lane});
+  }
+
+ private:
+  static constexpr std::size_t kCapacity = 4096;
+  struct Entry {
+    double ms = 0;
+    const char* phase = nullptr;
+    int tile = 0;
+    Rect out;
+    const char* device = nullptr;
+    int lane = 0;
+  };
+  void add(const Entry& e) {
+    if (entries_.empty()) return;
+    const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i < entries_.size()) entries_[i] = e;
+  }
+
+  const Telemetry& telemetry_;
+  std::vector<Entry> entries_;  // empty without TILEFILTER_DEBUG
+  std::atomic<std::size_t> next_ = 0;
+};
+
+// How long a thread that waits for others at a job's end keeps looking after the last change it saw
+// before it sleeps. A thread asleep on a condition variable ran 10-20 us after the notify, and at
+// times over 100 us (one H200 machine's 16 cores, 2026-11-24). At a job's end the lanes wait for the
+// last tiles, which end one after another a tile's download apart on a GPU, and the job's caller
+// waits for its lanes. A CPU worker's tiles take milliseconds: its waiting lanes look for this long
+// after each tile and then sleep.
+constexpr std::chrono::microseconds kSpinBeforeSleep{200};
+
+// Looks at `done()` until it holds or `limit` passes, yielding the core between looks (so a busy
+// machine's other threads, CPU workers among them, still run). Returns done().
+template <class Done> bool spin_until(Done done, std::chrono::microseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Threads for the lanes of jobs, kept from one job to the next. Starting six threads a GPU took
+// 0.1-0.3 ms of each job before its first upload and joining them 0.14 ms after its last download
+// (one H200, 8192² RGBA8 from host memory; keeping them gained 2-3%, docs/performance.md). run_all()
+// runs one task on the caller's thread and hands every other to an idle thread, starting threads
+// until each queued task has one (so all of a job's lanes run at once, and concurrent jobs never
+// wait for each other's threads), and returns when its tasks are done, rethrowing an exception one
+// of them threw. The pool is never
+// destroyed: its threads may have used CUDA and must not be joined during the runtime's teardown at
+// exit; they wait on a condition variable until the process ends.
+class LanePool {
+ public:
+  static LanePool& instance() {
+    static LanePool* pool = new LanePool;
+    return *pool;
+  }
+
+  void run_all(std::vector<std::function<void()>> tasks) {
+    if (tasks.empty()) return;
+    // The last task runs on the caller's thread, which is running already: it starts at once, where
+    // a pool thread has to wake up first (on a loaded machine, late enough that another device's
+    // lane could take every tile of a small job: BatchPipeline.WholeAndSplitImagesGiveTheReferenceBits).
+    std::function<void()> own = std::move(tasks.back());
+    tasks.pop_back();
+    // Shared with the tasks: the caller may see the last one end and return while that task still
+    // notifies (only a caller asleep needs it).
+    auto batch = std::make_shared<Batch>();
+    batch->left = tasks.size();
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& task : tasks) queue_.push_back({std::move(task), batch});
+      while (idle_ < static_cast<int>(queue_.size())) {
+        try {
+          std::thread([this] { loop(); }).detach();
+        } catch (const std::system_error&) {
+          if (threads_ > 0) break;  // the threads there are take the tasks in turn
+          queue_.clear();           // no thread could ever run them: only this call's tasks are queued
+          throw;
+        }
+        ++idle_;
+        ++threads_;
+      }
+    }
+    cv_.notify_all();
+    std::exception_ptr error;
+    try {
+      own();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    batch->wait();  // the other tasks may use what `own` left behind
+    if (!error) error = batch->error;
+    if (error) std::rethrow_exception(error);
+  }
+
+  int threads() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+
+ private:
+  // One run_all call's tasks. They end without a lock, and the caller looks before it sleeps. Six
+  // lanes that ended together and each took the pool's mutex and then the batch's handed them on
+  // from one sleeping thread to the next, 10-20 us a hand-off, and the caller slept on top: it
+  // returned 30-55 us after its last lane ended, and now 1-2 us (one H200 machine, 2026-11-25; 0.5-1%
+  // of a host-resident job, 9 taps 8192² RGBA8, more of a two-GPU one).
+  struct Batch {
+    std::atomic<std::size_t> left = 0;
+    std::exception_ptr error;  // the first task's that threw: set under `mutex`, read once left is 0
+    std::mutex mutex;
+    std::condition_variable cv;
+
+    void task_ended(std::exception_ptr task_error) {
+      if (task_error) {
+        std::lock_guard lock(mutex);
+        if (!error) error = task_error;
+      }
+      if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard lock(mutex);  // a caller about to sleep has looked at `left` under it
+        cv.notify_all();
+      }
+    }
+    // Returns once every task has ended: looks first, then sleeps.
+    void wait() {
+      for (std::size_t seen = left.load(std::memory_order_acquire); seen != 0;) {
+        if (!spin_until([&] { return left.load(std::memory_order_acquire) != seen; }, kSpinBeforeSleep)) break;
+        seen = left.load(std::memory_order_acquire);
+      }
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return left.load(std::memory_order_acquire) == 0; });
+    }
+  };
+  struct Task {
+    std::function<void()> run;
+    std::shared_ptr<Batch> batch;
+  };
+
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [this] { return !queue_.empty(); });
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      --idle_;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        task.run();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      // The task's function goes before its batch can end: what it holds may be its caller's.
+      const std::shared_ptr<Batch> batch = std::move(task.batch);
+      task = {};
+      ++idle_;  // idle again before the batch can end, so the caller's next job finds this thread
+      batch->task_ended(error);
+      lock.lock();
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  // Threads not running a task (including those just started): changed under mutex_, but for a
+  // thread whose task has ended.
+  std::atomic<int> idle_ = 0;
+  int threads_ = 0;  // threads started so far
+};
+
+struct QueuedTile {
+  Tile tile;
+  int attempt = 0;
+  std::set<int> failed_on;  // device indices
+};
+
+// Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
+TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s, int band_rows) {
+  if (s.tile.width > 0 && s.tile.height > 0) return s.tile;
+  if (s.tile.width > 0 || s.tile.height > 0) {
+    const int side = std::max(s.tile.width, s.tile.height);
+    return {side, side};
+  }
+  int tw = 1 << 30, th = 1 << 30;
+  int lanes = 0;
+  for (const auto& d : devices) {
+    const TileSize p = d->preferred_tile(job);
+    tw = std::min(tw, std::max(16, p.width));
+    th = std::min(th, std::max(16, p.height));
+    lanes += d->lanes();
+  }
+  // Split further while the image holds fewer whole tiles than there are lanes (edge tiles are
+  // partial: counting them would leave lanes idle behind one big tile), but not below 256x256
+  // pixels (halo overhead). Wide strips lose rows first (their rows stay whole), squares halve
+  // both sides, other tiles their longer side.
+  const long long pixels = static_cast<long long>(job.src.width) * band_rows;
+  while (pixels / (static_cast<long long>(tw) * th) < lanes && static_cast<long long>(tw) * th > 256 * 256) {
+    if (tw >= 4 * th && th > 64) th /= 2;
+    else if (tw == th) {
+      tw /= 2;
+      th /= 2;
+    } else if (tw > th) tw /= 2;
+    else th /= 2;
+  }
+  return {std::min(tw, job.src.width), std::min(th, job.src.height)};
+}
+
+class Run {
+ public:
+  Run(const TileJob& job, const std::vector<DevicePtr>& devices, const JobOptions& opt, std::vector<Tile> tiles,
+      Telemetry& telemetry, PhaseLog& phases, JobReport& report)
+      : job_(job),
+        devices_(devices),
+        opt_(opt),
+        telemetry_(telemetry),
+        phases_(phases),
+        report_(report),
+        total_(static_cast<int>(tiles.size())) {
+    for (auto& t : tiles) queue_.push_back({t, 0, {}});
+    report_.tiles_per_device.assign(devices.size() + 1, 0);
+    device_last_.resize(devices.size());
+  }
+
+  void execute() {
+    phases_.phase("run: start");
+    std::vector<int> active;
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+      try {
+        devices_[d]->begin(job_);
+        active.push_back(d);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex_);
+        report_.failures.push_back({-1, devices_[d]->info().id, e.what()});
+        excluded_devices_.insert(d);
+      }
+    }
+    phases_.phase("run: devices begun");
+    std::vector<std::function<void()>> lanes;
+    for (int d : active)
+      for (int lane = 0; lane < devices_[d]->lanes(); ++lane) lanes.push_back([this, d, lane] { work(d, lane); });
+    if (active.empty()) work_on_fallback();  // every device failed to start: the CPU does it all
+    else LanePool::instance().run_all(std::move(lanes));
+    phases_.phase("run: lanes done");
+    for (int d : active) devices_[d]->end();
+    phases_.phase("run: devices ended");
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  bool cancelled() const { return opt_.cancel && opt_.cancel->load(); }
+
+  // Next tile this device may take after `last` (this lane's previous tile, or null; the last tile
+  // the device took when its lanes share rows, Device::lanes_share_rows); waits while other workers
+  // still hold tiles that could come back.
+  std::optional<QueuedTile> next(int device, const Tile* last) {
+    std::unique_lock lock(mutex_);
+    std::optional<unsigned> looked_since;  // changes_ when this call last spun
+    const bool shared = devices_[device]->lanes_share_rows();
+    for (;;) {
+      if (error_ || cancelled()) return std::nullopt;
+      const Tile* after = shared ? (device_last_[device] ? &*device_last_[device] : nullptr) : last;
+      auto it = pick(device, after);
+      if (it != queue_.end()) {
+        QueuedTile t = std::move(*it);
+        queue_.erase(it);
+        ++in_flight_;
+        running_.push_back(t.tile);
+        device_last_[device] = t.tile;
+        return t;
+      }
+      // Nothing in flight can come back: the queue is empty, or holds only tiles this device
+      // failed on, which the other devices' workers (woken by finished()) will take.
+      if (in_flight_ == 0) return std::nullopt;
+      // The tiles in flight end soon (this is a job's end, or a retry's wait): look before sleeping,
+      // again after each tile that ends.
+      const unsigned seen = changes_.load(std::memory_order_relaxed);
+      if (looked_since != seen) {
+        looked_since = seen;
+        lock.unlock();
+        spin_until([&] { return changes_.load(std::memory_order_relaxed) != seen || cancelled(); }, kSpinBeforeSleep);
+        lock.lock();
+        continue;
+      }
+      cv_.wait(lock);
+    }
+  }
+
+  // Which queued tile a lane takes (under mutex_): a retried one first (they are pushed to the
+  // front), then the tile right below `last` (the lane's last one, or its device's), whose shared
+  // halo rows the GPU still holds (docs/design.md, threading model), else one that starts a band of
+  // the image. A band is a run of queued tiles each right below the one before: its first tile when
+  // no running tile ends right above it, else its middle, leaving the top half to the lane (or
+  // device) that is working its way down to it. So the lanes, or the devices whose lanes share
+  // rows, of a job of strips take bands of consecutive strips, and split the largest band left when
+  // theirs is done. Tiles narrower than the image are queued row by row, so no two follow each
+  // other down: their lanes start at the first queued tile and work down its column.
+  std::deque<QueuedTile>::iterator pick(int device, const Tile* last) {
+    auto ok = [&](const QueuedTile& q) { return !q.failed_on.count(device); };
+    auto below = [](const Tile& a, const Tile& b) {
+      return b.out.x == a.out.x && b.out.width == a.out.width && b.out.y == a.out.bottom();
+    };
+    const auto first = std::find_if(queue_.begin(), queue_.end(), ok);
+    if (first == queue_.end() || first->attempt > 0) return first;
+    if (last) {
+      auto it = std::find_if(queue_.begin(), queue_.end(),
+                             [&](const QueuedTile& q) { return ok(q) && below(*last, q.tile); });
+      if (it != queue_.end()) return it;
+    }
+    if (first->tile.out.width < job_.src.width) return first;
+    auto best = first;
+    long long best_free = -1;
+    for (auto start = first; start != queue_.end();) {
+      auto end = std::next(start);
+      long long length = 1;
+      while (end != queue_.end() && ok(*end) && below(std::prev(end)->tile, end->tile)) {
+        ++end;
+        ++length;
+      }
+      const bool taken_from_above =
+          std::any_of(running_.begin(), running_.end(), [&](const Tile& t) { return below(t, start->tile); });
+      const long long free = taken_from_above ? length / 2 : length;
+      if (free > best_free) {
+        best_free = free;
+        best = taken_from_above ? std::next(start, length / 2) : start;
+      }
+      start = std::find_if(end, queue_.end(), ok);
+    }
+    return best;
+  }
+
+  void finished(const Tile& tile, bool ok) {
+    int done = 0;
+    {
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+      running_.erase(
+          std::find_if(running_.begin(), running_.end(), [&](const Tile& t) { return t.index == tile.index; }));
+      if (ok) done = ++done_;
+      changes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    cv_.notify_all();
+    if (ok && opt_.progress) opt_.progress(done, total_);
+  }
+
+  void run_on_fallback(const QueuedTile& q) {
+    // Last resort: the reference path in this thread. Its failure fails the job.
+    const int index = static_cast<int>(devices_.size());
+    const double t0 = telemetry_.now();
+    cpu::filter_tile(job_, q.tile);
+    telemetry_.add({index, 0, StageKind::Compute, q.tile.index, t0, telemetry_.now(),
+                    static_cast<std::size_t>(q.tile.out.area()) * job_.src.format.pixel_bytes()});
+    std::lock_guard lock(mutex_);
+    ++report_.tiles_per_device[index];
+  }
+
+  void work(int device, int lane) {
+    Device& dev = *devices_[device];
+    phases_.phase("worker: running");
+    std::optional<Tile> last;
+    while (auto q = next(device, last ? &*last : nullptr)) {
+      const Tile tile = q->tile;
+      bool ok = false;
+      try {
+        phases_.tile(q->tile, dev.info().id.c_str(), lane);
+        dev.process({job_, q->tile, lane, q->attempt, telemetry_, device});
+        std::lock_guard lock(mutex_);
+        ++report_.tiles_per_device[device];
+        ok = true;
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard lock(mutex_);
+          report_.failures.push_back({q->tile.index, dev.info().id, e.what()});
+        }
+        q->failed_on.insert(device);
+        ++q->attempt;
+        if (q->failed_on.size() + excluded_devices_.size() >= devices_.size()) {
+          try {
+            run_on_fallback(*q);
+            ok = true;
+          } catch (...) {
+            std::lock_guard lock(mutex_);
+            if (!error_) error_ = std::current_exception();
+          }
+        } else {
+          std::lock_guard lock(mutex_);
+          queue_.push_front(std::move(*q));  // retried next, on another device
+        }
+      }
+      finished(tile, ok);
+      last = ok ? std::optional<Tile>(tile) : std::nullopt;
+    }
+    phases_.phase("worker: done");
+  }
+
+  void work_on_fallback() {
+    while (!queue_.empty() && !cancelled()) {
+      QueuedTile q = std::move(queue_.front());
+      queue_.pop_front();
+      run_on_fallback(q);
+      ++done_;
+      if (opt_.progress) opt_.progress(done_, total_);
+    }
+  }
+
+  const TileJob& job_;
+  const std::vector<DevicePtr>& devices_;
+  const JobOptions& opt_;
+  Telemetry& telemetry_;
+  PhaseLog& phases_;
+  JobReport& report_;
+  const int total_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<QueuedTile> queue_;
+  std::vector<Tile> running_;                     // tiles workers hold now
+  std::vector<std::optional<Tile>> device_last_;  // the tile each device took last
+  std::set<int> excluded_devices_;
+  int in_flight_ = 0;
+  int done_ = 0;
+  std::atomic<unsigned> changes_{0};  // tiles finished (changed under mutex_, read by next()'s spin without it)
+  std::exception_ptr error_;
+};
+
+// The output rows a job computes: options.first_row .. end_row, or the whole image.
+std::pair<int, int> band_of(const ImageView& src, const JobOptions& options) {
+  const int end = options.end_row > 0 ? options.end_row : src.height;
+  if (options.first_row < 0 || options.first_row >= end || end > src.height)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("rows {}..{} outside the image's {} rows", options.first_row, end, src.height));
+  return {options.first_row, end};
+}
+
+void check_arguments(const ImageView& src, const ImageView& dst, const Chain& chain,
+                     const std::vector<DevicePtr>& devices) {
+  if (!src.data || !dst.data) throw Error(ErrorKind::InvalidArgument, "empty image");
+  if (src.width != dst.width || src.height != dst.height || !(src.format == dst.format))
+    throw Error(ErrorKind::InvalidArgument, "source and destination differ in size or format");
+  if (src.data == dst.data) throw Error(ErrorKind::InvalidArgument, "source and destination are the same memory");
+  if (chain.empty()) throw Error(ErrorKind::InvalidArgument, "empty filter chain");
+  if (chain.size() > kMaxChainLength) throw Error(ErrorKind::Limit, "filter chain too long");
+  check_chain_halo(chain);
+  if (devices.empty()) throw Error(ErrorKind::InvalidArgument, "no device");
+}
+
+JobReport run_pass(const ImageView& src, const ImageView& dst, const Chain& chain,
+                   const std::vector<DevicePtr>& devices, const JobOptions& options, Telemetry& telemetry,
+                   PhaseLog& phases) {
+  TileJob job{src, dst, &chain, options.border, options.faults, options.exact};
+  JobReport report;
+  const auto [first, end] = band_of(src, options);
+  phases.phase("pass: start");
+  const TileSize tile = choose_tile_size(job, devices, options.schedule, end - first);
+  phases.phase("pass: tile size chosen");
+  report.tile = tile;
+  // Tiles of the band; their input rectangles still refer to the whole image, so borders are
+  // synthesized exactly as when the whole image is filtered at once.
+  auto tiles = plan_tiles(src.width, end - first, chain_halo(chain), tile);
+  for (auto& t : tiles) {
+    t.out.y += first;
+    t.in.y += first;
+  }
+  report.tiles = static_cast<int>(tiles.size());
+  Run run(job, devices, options, std::move(tiles), telemetry, phases, report);
+  run.execute();
+  if (options.cancel && options.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+  return report;
+}
+
+}  // namespace
+
+int lane_threads() { return LanePool::instance().threads(); }
+
+JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& chain,
+                     const std::vector<DevicePtr>& devices, const JobOptions& options) {
+  check_arguments(src, dst, chain, devices);
+  for (auto& d : devices)
+    if (options.schedule.streams_per_device > 0) d->set_lanes(options.schedule.streams_per_device);
+  Telemetry telemetry;
+  PhaseLog phases(telemetry);
+  const double t0 = telemetry.now();
+
+  JobReport report;
+  const bool one_pass = runs_in_one_pass(src, chain, devices, options);
+  phases.phase(one_pass ? "job: runs in one pass" : "job: runs filter by filter");
+  if (one_pass) {
+    report = run_pass(src, dst, chain, devices, options, telemetry, phases);
+  } else {
+    if (options.first_row != 0 || (options.end_row != 0 && options.end_row != src.height))
+      throw Error(ErrorKind::InvalidArgument,
+                  "this chain runs filter by filter over the whole image (wrap border or an "
+                  "image smaller than its halo) and cannot be filtered in bands");
+    Image scratch[2];
+    ImageView in = src;
+    for (std::size_t s = 0; s < chain.size(); ++s) {
+      const bool last = s + 1 == chain.size();
+      ImageView out = dst;
+      if (!last) {
+        Image& buf = scratch[s % 2];
+        if (buf.empty()) buf = Image(src.width, src.height, src.format);
+        out = buf.view();
+      }
+      Chain single{chain[s]};
+      JobReport pass = run_pass(in, out, single, devices, options, telemetry, phases);
+      if (s == 0) report = pass;
+      else {
+        report.tiles += pass.tiles;
+        for (std::size_t d = 0; d < pass.tiles_per_device.size(); ++d)
+          report.tiles_per_device[d] += pass.tiles_per_device[d];
+        report.failures.insert(report.failures.end(), pass.failures.begin(), pass.failures.end());
+      }
+      in = out;
+    }
+    report.passes = static_cast<int>(chain.size());
+  }
+  report.wall_s = telemetry.now() - t0;
+  phases.phase("job: end");
+  for (auto& d : devices) report.device_names.push_back(d->info().id);
+  report.device_names.push_back("cpu-fallback");
+  report.records = telemetry.records();
+  return report;
+}
+
+bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
+                      const JobOptions& options) {
+  // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
+  // otherwise (wrap borders, images smaller than the halo) it runs filter by filter. Devices choose
+  // their tile from the size and format alone, so `shape` needs no pixels.
+  // One filter, or constant borders, fit every tile (cpu::chain_fits_tile): no need to ask the
+  // devices for their tile size (a GPU's memory query, ~10 us of a host-resident job's start).
+  if (chain.size() <= 1 || options.border.mode == BorderMode::Constant) return true;
+  TileJob probe{shape, shape, &chain, options.border, options.faults};
+  const TileSize tile = choose_tile_size(probe, devices, options.schedule, shape.height);
+  for (const auto& t : plan_tiles(shape.width, shape.height, chain_halo(chain), tile))
+    if (!cpu::chain_fits_tile(chain, t, shape.width, shape.height, options.border.mode)) return false;
+  return true;
+}
+
+Image filter_image(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,
+                   const JobOptions& options, JobReport* report) {
+  Image dst(src.width(), src.height(), src.format());
+  JobReport r = run_filter(src.view(), dst.view(), chain, devices, options);
+  if (report) *report = std::move(r);
+  return dst;
+}
+
+}  // namespace tf

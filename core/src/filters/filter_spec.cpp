@@ -1,0 +1,184 @@
+// Parsing of filter specs ("name:key=value,...") and kernel text files.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/error.hpp"
+
+namespace tf {
+
+Stage build_stage(const std::string& name, const std::map<std::string, double>& num,
+                  const std::map<std::string, std::string>& text, const std::string& spec);
+
+namespace {
+
+Error bad_spec(std::string_view spec, const std::string& why) {
+  return Error(ErrorKind::InvalidArgument, fmt::format("filter '{}': {}", spec, why));
+}
+
+bool parse_number(std::string_view s, double& out) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && std::isfinite(out);
+}
+
+}  // namespace
+
+Stage parse_filter_spec(std::string_view spec) {
+  const auto colon = spec.find(':');
+  const std::string name(spec.substr(0, colon));
+  const auto& catalog = filter_catalog();
+  auto info = std::find_if(catalog.begin(), catalog.end(), [&](const FilterInfo& f) { return f.name == name; });
+  if (info == catalog.end()) {
+    std::string names;
+    for (const auto& f : catalog) names += (names.empty() ? "" : ", ") + f.name;
+    throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {})", name, names));
+  }
+  std::map<std::string, double> num;
+  std::map<std::string, std::string> text;
+  for (const auto& p : info->params) {
+    if (p.kind == ParamInfo::Kind::Choice || p.kind == ParamInfo::Kind::Path) text[p.name] = p.default_text;
+    else num[p.name] = p.default_value;
+  }
+  std::vector<std::string> seen;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = spec.substr(colon + 1);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      const auto eq = item.find('=');
+      if (eq == std::string_view::npos) throw bad_spec(spec, fmt::format("'{}' is not key=value", item));
+      const std::string key(item.substr(0, eq));
+      const std::string_view value = item.substr(eq + 1);
+      auto p =
+          std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+      if (p == info->params.end()) {
+        std::string keys;
+        for (const auto& q : info->params) keys += (keys.empty() ? "" : ", ") + q.name;
+        throw bad_spec(spec, fmt::format("unknown parameter '{}' for {} (parameters: {})", key, name,
+                                         keys.empty() ? "none" : keys));
+      }
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        throw bad_spec(spec, fmt::format("'{}' given twice", key));
+      seen.push_back(key);
+      switch (p->kind) {
+        case ParamInfo::Kind::Path:
+          if (value.empty()) throw bad_spec(spec, fmt::format("'{}' is empty", key));
+          text[key] = std::string(value);
+          break;
+        case ParamInfo::Kind::Choice:
+          if (std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end())
+            throw bad_spec(spec, fmt::format("{}={} is not one of {}", key, value, fmt::join(p->choices, "|")));
+          text[key] = std::string(value);
+          break;
+        case ParamInfo::Kind::Bool:
+          if (value == "true" || value == "1" || value == "yes") num[key] = 1;
+          else if (value == "false" || value == "0" || value == "no") num[key] = 0;
+          else throw bad_spec(spec, fmt::format("{}={} is not true or false", key, value));
+          break;
+        case ParamInfo::Kind::Number:
+        case ParamInfo::Kind::Integer: {
+          double v = 0;
+          if (!parse_number(value, v)) throw bad_spec(spec, fmt::format("{}={} is not a number", key, value));
+          if (p->kind == ParamInfo::Kind::Integer && v != std::floor(v))
+            throw bad_spec(spec, fmt::format("{}={} must be a whole number", key, value));
+          if (v < p->min || v > p->max)
+            throw bad_spec(spec, fmt::format("{}={} is out of range [{}, {}]", key, value, p->min, p->max));
+          num[key] = v;
+          break;
+        }
+      }
+    }
+  }
+  for (const auto& p : info->params)
+    if (p.kind == ParamInfo::Kind::Path && text[p.name].empty())
+      throw bad_spec(spec, fmt::format("parameter '{}' is required", p.name));
+  return build_stage(name, num, text, std::string(spec));
+}
+
+Chain parse_chain(const std::vector<std::string>& specs) {
+  if (specs.empty())
+    throw Error(ErrorKind::InvalidArgument, "no filter given (use --filter, see `tilefilter filters`)");
+  if (specs.size() > kMaxChainLength)
+    throw Error(ErrorKind::Limit,
+                fmt::format("a chain of {} filters is longer than the limit of {}", specs.size(), kMaxChainLength));
+  Chain chain;
+  for (const auto& s : specs) chain.push_back(parse_filter_spec(s));
+  check_chain_halo(chain);
+  return chain;
+}
+
+Kernel parse_kernel_text(std::string_view text, const std::string& origin) {
+  std::vector<std::vector<double>> rows;
+  int line_no = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    std::vector<double> row;
+    std::size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() &&
+             (line[i] == ' ' || line[i] == '\t' || line[i] == ',' || line[i] == '\r' || line[i] == ';'))
+        ++i;
+      std::size_t j = i;
+      while (j < line.size() &&
+             !(line[j] == ' ' || line[j] == '\t' || line[j] == ',' || line[j] == '\r' || line[j] == ';'))
+        ++j;
+      if (j > i) {
+        double v = 0;
+        const std::string_view tok = line.substr(i, j - i);
+        auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || p != tok.data() + tok.size() || !std::isfinite(v))
+          throw Error(ErrorKind::InvalidArgument, fmt::format("{}:{}: '{}' is not a number", origin, line_no, tok));
+        row.push_back(v);
+      }
+      i = j;
+    }
+    if (row.empty()) continue;
+    if (!rows.empty() && row.size() != rows[0].size())
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}:{}: row has {} numbers, the first row has {}", origin,
+                                                          line_no, row.size(), rows[0].size()));
+    // One row or one column (separable) up to kMaxSeparableTaps; anything else 2-D, up to kMaxKernelSide a side.
+    const std::size_t w = row.size(), h = rows.size() + 1;
+    const bool one_line = w == 1 || h == 1;
+    const std::size_t most = one_line ? kMaxSeparableTaps : kMaxKernelSide;
+    if (w > most || h > most)
+      throw Error(ErrorKind::Limit,
+                  fmt::format("{}: kernel larger than the limits of {}x{} (2-D) and {} taps (one row or column)",
+                              origin, kMaxKernelSide, kMaxKernelSide, kMaxSeparableTaps));
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: kernel file holds no numbers", origin));
+
+  return Kernel::from_rows(rows);
+}
+
+Kernel load_kernel_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not a kernel file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open kernel file ({})", path, std::strerror(errno)));
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > (64u << 20)) throw Error(ErrorKind::Limit, fmt::format("{}: kernel file larger than 64 MiB", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_kernel_text(ss.str(), path);
+}
+
+}  // namespace tf

@@ -1,0 +1,365 @@
+// filter_file: three threads and two small pools of buffers. The reader fills input windows (a
+// band's rows plus the halo rows above and below it), the calling thread filters each window into
+// an output band on the devices, the writer encodes the bands in order. Two windows and two bands
+// exist at any time, so decode, filtering and encode of neighbouring bands overlap while memory
+// stays at four bands. Rows shared by neighbouring windows are carried over, never decoded twice.
+#include "tilefilter/io/stream.hpp"
+
+#include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/error.hpp"
+
+namespace tf {
+
+namespace {
+
+// Codec state comes out of the budget before the pixel buffers are planned, and so do the CPU
+// workers' tile working sets. The TIFF reader and writer run a worker per core, each holding a
+// few strips of about 512 KiB (decoded and compressed): 3 MiB a core, measured on 2 and 16 cores.
+// The PNG writer keeps 3 chunks a worker in flight (about 256 KiB of rows each and their deflate
+// output) and one being filtered: under 2 MiB a core.
+std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * std::max(1U, std::thread::hardware_concurrency()); }
+
+// Host memory the devices use per job: the CPU workers' padded tiles and float planes, or their row
+// rings (cpu::worker_bytes). (GPU lanes keep their pinned staging buffers for the life of the device,
+// whatever the job.)
+std::size_t cpu_working_sets(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
+                             const JobOptions& job) {
+  const TileJob probe{shape, shape, &chain, job.border, job.faults};
+  std::size_t bytes = 0;
+  for (const auto& d : devices) {
+    if (d->info().kind != DeviceKind::Cpu) continue;
+    const TileSize t = d->preferred_tile(probe);
+    bytes += static_cast<std::size_t>(d->lanes()) *
+             cpu::worker_bytes(probe, {std::min(t.width, shape.width), std::min(t.height, shape.height)});
+  }
+  return bytes;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// 48 MiB for pixels in flight (bands of ~200 rows of a 20000-pixel-wide RGB image), plus what codecs
+// and CPU workers need. The codecs work on their own strips and chunks, whatever the band, so bigger
+// bands buy little: 20000² RGB8 TIFF, gaussian, one H200 and 16 cores, 2026-11-23: 6.8 s and 468 MB
+// peak with 160 MiB, 7.1 s and 250 MB with the smallest bands (--memory 64M).
+std::size_t default_budget(std::size_t working) { return default_stream_budget() + working; }
+
+// A blocking queue of buffer indices between two stages; close() wakes everyone for shutdown.
+class Channel {
+ public:
+  void push(int v) {
+    {
+      std::lock_guard lock(m_);
+      q_.push_back(v);
+    }
+    cv_.notify_all();
+  }
+  std::optional<int> pop() {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return closed_ || !q_.empty(); });
+    if (q_.empty()) return std::nullopt;
+    const int v = q_.front();
+    q_.pop_front();
+    return v;
+  }
+  void close() {
+    {
+      std::lock_guard lock(m_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<int> q_;
+  bool closed_ = false;
+};
+
+struct Band {
+  int first = 0, end = 0;                // output rows
+  int window_first = 0, window_end = 0;  // input rows held
+};
+
+}  // namespace
+
+std::size_t default_stream_budget() { return (48ULL << 20) + codec_reserve(); }
+
+int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget) {
+  const std::size_t row = static_cast<std::size_t>(width) * format.pixel_bytes();
+  const std::size_t reserve = codec_reserve();
+  const std::size_t pixels = budget > reserve ? budget - reserve : 0;
+  // Two input windows of (rows + halo) rows and two output bands of rows.
+  const long long halo_rows = 2LL * (halo.top + halo.bottom);
+  const long long rows = (static_cast<long long>(pixels / std::max<std::size_t>(row, 1)) - halo_rows) / 4;
+  return static_cast<int>(std::clamp<long long>(rows, std::min(16, height), height));
+}
+
+StreamReport filter_file(const std::string& input, const std::string& output, const Chain& chain,
+                         const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options) {
+  const auto t_start = std::chrono::steady_clock::now();
+  StreamReport report;
+  auto reader = open_image(input, options.limits);
+  const ImageInfo info = reader->info();
+  const int W = info.width, H = info.height;
+  report.width = W;
+  report.height = H;
+  report.format = info.format;
+  report.decoder = info.codec;
+  report.note = info.note;
+  auto add_note = [&](const std::string& n) { report.note += (report.note.empty() ? "" : "; ") + n; };
+
+  Metadata metadata = options.write.strip ? Metadata{} : info.metadata;
+  WriteOptions write = options.write;
+  write.gray_alpha = write.gray_alpha || info.stored_channels == 2;
+  if (write.compression.empty() && !info.compression.empty() && info.codec == "libtiff")
+    write.compression = info.compression;
+  report.encoder = encoder_for(output, info.format);
+
+  const Halo halo = chain_halo(chain);
+  ImageView shape;
+  shape.width = W;
+  shape.height = H;
+  shape.format = info.format;
+  const bool rotate = options.autorotate && info.metadata.orientation != 1;
+  // Wrap borders read rows from the far end of the image, which no band holds.
+  const bool wrap = job.border.mode == BorderMode::Wrap;
+  const bool one_band = rotate || wrap || info.access == RowAccess::Whole || !writer_streams(output) ||
+                        !runs_in_one_pass(shape, chain, devices, job);
+  const std::size_t working = cpu_working_sets(shape, chain, devices, job);
+  const std::size_t budget = options.memory_budget ? options.memory_budget : default_budget(working);
+  // A band at least twice its halo tall: the rows a border mirrors at the top and bottom edges (and a
+  // chain's intermediate borders) then lie inside the first and last windows.
+  const int min_rows = 2 * (halo.top + halo.bottom) + 2;
+  int rows = options.band_rows > 0
+                 ? options.band_rows
+                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
+  rows = std::min(std::max(rows, min_rows), H);
+  if (one_band) {
+    rows = H;
+    if (rotate) add_note(fmt::format("--autorotate turns the whole image (orientation {})", info.metadata.orientation));
+    else if (info.access == RowAccess::Whole) add_note(fmt::format("{} reads this file whole", info.codec));
+    else if (!writer_streams(output)) add_note("the output format is written whole");
+    else if (wrap) add_note("the wrap border reads the far edge of the image: filtered whole");
+    else add_note("this chain runs filter by filter over the whole image (wrap border or tiny image)");
+  }
+
+  if (rotate) {  // whole image, turned upright, then one band
+    const auto t0 = std::chrono::steady_clock::now();
+    const Image src = apply_orientation(read_whole(*reader).view(), info.metadata.orientation);
+    report.decode_s = seconds_since(t0);
+    metadata.orientation = 1;
+    if (!metadata.exif.empty()) metadata.exif.clear();  // the camera's tag would turn it again
+    auto writer = create_image(output, src.width(), src.height(), src.format(), metadata, write);
+    const auto t1 = std::chrono::steady_clock::now();
+    Image dst(src.width(), src.height(), src.format());
+    report.job = run_filter(src.view(), dst.view(), chain, devices, job);
+    report.filter_s = seconds_since(t1);
+    const auto t2 = std::chrono::steady_clock::now();
+    writer->write_rows(dst.view());
+    writer->finish();
+    report.encode_s = seconds_since(t2);
+    report.width = src.width();
+    report.height = src.height();
+    report.bands = 1;
+    report.band_rows = src.height();
+    report.planned_bytes = src.size_bytes() * 2;
+    report.wall_s = seconds_since(t_start);
+    return report;
+  }
+
+  std::vector<Band> bands;
+  for (int y = 0; y < H; y += rows) {
+    Band b{y, std::min(H, y + rows), 0, 0};
+    b.window_first = std::max(0, b.first - halo.top);
+    b.window_end = std::min(H, b.end + halo.bottom);
+    bands.push_back(b);
+  }
+  report.bands = static_cast<int>(bands.size());
+  report.band_rows = rows;
+  const int window_rows = std::min(H, rows + halo.top + halo.bottom);
+  const int kBuffers = bands.size() > 1 ? 2 : 1;
+  std::vector<Image> windows, outs;
+  for (int i = 0; i < kBuffers; ++i) {
+    windows.emplace_back(W, window_rows, info.format);
+    outs.emplace_back(W, rows, info.format);
+  }
+  report.planned_bytes = kBuffers * (windows[0].size_bytes() + outs[0].size_bytes());
+
+  auto writer = create_image(output, W, H, info.format, metadata, write);
+
+  Channel free_windows, full_windows, free_outs, full_outs;
+  for (int i = 0; i < kBuffers; ++i) {
+    free_windows.push(i);
+    free_outs.push(i);
+  }
+  std::vector<int> window_band(kBuffers, -1), out_band(kBuffers, -1);
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto fail = [&](std::exception_ptr e) {
+    {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = e;
+    }
+    failed = true;
+    for (Channel* c : {&free_windows, &full_windows, &free_outs, &full_outs}) c->close();
+  };
+
+  std::thread read_thread([&] {
+    try {
+      int next_row = 0;  // rows read so far: sequential readers go top to bottom exactly once
+      int previous = -1;
+      for (int k = 0; k < static_cast<int>(bands.size()) && !failed; ++k) {
+        const auto slot = free_windows.pop();
+        if (!slot) return;
+        const Band& b = bands[k];
+        const auto t0 = std::chrono::steady_clock::now();
+        const ImageView win = windows[*slot].view();
+        int y = b.window_first;
+        if (previous >= 0 && next_row > y) {  // rows the previous window holds already
+          const Band& p = bands[window_band[previous]];
+          for (; y < next_row; ++y)
+            std::memcpy(win.row(y - b.window_first), windows[previous].view().row(y - p.window_first), win.row_bytes());
+        }
+        if (b.window_end > y) {
+          ImageView rest = win;
+          rest.data = win.row(y - b.window_first);
+          rest.height = b.window_end - y;
+          reader->read_rows(y, rest);
+        }
+        next_row = b.window_end;
+        report.decode_s += seconds_since(t0);
+        window_band[*slot] = k;
+        previous = *slot;
+        full_windows.push(*slot);
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+
+  std::thread write_thread([&] {
+    try {
+      for (int k = 0; k < static_cast<int>(bands.size()); ++k) {
+        const auto slot = full_outs.pop();
+        if (!slot) return;
+        const auto t0 = std::chrono::steady_clock::now();
+        ImageView band = outs[*slot].view();
+        band.height = bands[k].end - bands[k].first;
+        writer->write_rows(band);
+        report.encode_s += seconds_since(t0);
+        free_outs.push(*slot);
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+
+  try {
+    // The window that band k's reader fills is released only after band k+1's window is read, so
+    // the reader can copy the shared rows from it: windows are recycled one band late.
+    std::optional<int> held;
+    for (int k = 0; k < static_cast<int>(bands.size()); ++k) {
+      const auto win = full_windows.pop();
+      if (!win) break;
+      const auto out = free_outs.pop();
+      if (!out) break;
+      const Band& b = bands[k];
+      const auto t0 = std::chrono::steady_clock::now();
+      JobOptions o = job;
+      o.first_row = b.first;
+      o.end_row = b.end;
+      const ImageView src = window_view(windows[*win].view(), b.window_first, H);
+      ImageView band_rows = outs[*out].view();
+      band_rows.height = b.end - b.first;
+      const ImageView dst = window_view(band_rows, b.first, H);
+      JobReport r = run_filter(src, dst, chain, devices, o);
+      report.filter_s += seconds_since(t0);
+      if (k == 0) report.job = r;
+      else {
+        report.job.tiles += r.tiles;
+        for (std::size_t d = 0; d < r.tiles_per_device.size() && d < report.job.tiles_per_device.size(); ++d)
+          report.job.tiles_per_device[d] += r.tiles_per_device[d];
+        report.job.failures.insert(report.job.failures.end(), r.failures.begin(), r.failures.end());
+      }
+      out_band[*out] = k;
+      full_outs.push(*out);
+      if (held) free_windows.push(*held);
+      held = *win;
+      if (options.progress) options.progress(static_cast<double>(b.end) / H);
+    }
+    if (held) free_windows.push(*held);
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  read_thread.join();
+  write_thread.join();
+  if (error) std::rethrow_exception(error);
+  if (job.cancel && job.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+  const auto t0 = std::chrono::steady_clock::now();
+  writer->finish();
+  report.encode_s += seconds_since(t0);
+  report.job.wall_s = report.filter_s;
+  report.wall_s = seconds_since(t_start);
+  return report;
+}
+
+Image apply_orientation(const ImageView& src, int orientation) {
+  const bool swap = orientation >= 5 && orientation <= 8;
+  const int w = swap ? src.height : src.width, h = swap ? src.width : src.height;
+  Image dst(w, h, src.format);
+  const std::size_t ps = src.format.pixel_bytes();
+  for (int y = 0; y < h; ++y) {
+    std::byte* out = dst.view().row(y);
+    for (int x = 0; x < w; ++x) {
+      // Where output pixel (x, y) comes from in the stored image (EXIF 2.3, tag 274).
+      int sx = x, sy = y;
+      switch (orientation) {
+        case 2: sx = src.width - 1 - x; break;
+        case 3:
+          sx = src.width - 1 - x;
+          sy = src.height - 1 - y;
+          break;
+        case 4: sy = src.height - 1 - y; break;
+        case 5:
+          sx = y;
+          sy = x;
+          break;
+        case 6:
+          sx = y;
+          sy = src.height - 1 - x;
+          break;
+        case 7:
+          sx = src.width - 1 - y;
+          sy = src.height - 1 - x;
+          break;
+        case 8:
+          sx = src.width - 1 - y;
+          sy = x;
+          break;
+        default: break;
+      }
+      std::memcpy(out + x * ps, src.row(sy) + static_cast<std::size_t>(sx) * ps, ps);
+    }
+  }
+  return dst;
+}
+
+}  // namespace tf
