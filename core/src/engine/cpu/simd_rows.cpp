@@ -3,7 +3,7 @@
 // Lanes are neighbouring samples of one row (pixels and channels), never taps: every output keeps its
 // own FMA chain in tap order, so the vector width cannot change a bit.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpu/simd_rows.cpp"
+#define HWY_TARGET_INCLUDE "engine/cpu/simd_rows.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
 #include <hwy/highway.h>
