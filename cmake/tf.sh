@@ -16,7 +16,7 @@ packages=(build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libfftw3-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
-  clang libclang-rt-14-dev clang-format python3 dpkg-dev file
+  clang libclang-rt-14-dev clang-format python3 dpkg-dev file ccache
   libopenmpi-dev openmpi-bin libhwy-dev)
 
 install_deps() {
@@ -41,9 +41,23 @@ check_format() {
   echo "$files" | xargs clang-format --dry-run --Werror
 }
 
+# A compiler cache where Debian's ccache is installed: a second `run` or `test`, or a build in
+# another clone of the same folder tree, recompiles only what changed.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$here")}" CCACHE_NOHASHDIR=1
+fi
+
+# `run` builds only the programs (the command line tool and, with Qt, the GUI); `test` builds all.
 build() {
   cmake --preset release
-  cmake --build --preset release -j "$(nproc)"
+  if [ "$verb" = run ]; then
+    local targets=(tilefilter)
+    cmake --build --preset release --target help | grep -q '^tilefilter-gui:' && targets+=(tilefilter-gui)
+    cmake --build --preset release -j "$(nproc)" --target "${targets[@]}"
+  else
+    cmake --build --preset release -j "$(nproc)"
+  fi
 }
 
 install_deps

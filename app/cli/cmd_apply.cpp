@@ -1,13 +1,17 @@
 // tilefilter apply IN OUT --filter SPEC...: one image, streamed band by band through the devices
 // when its format allows (TIFF, PNG, JPEG), so its size is bounded by the disk, not by memory.
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "options.hpp"
 #include "tilefilter/engine/scheduler.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
 #include "tilefilter/io/stream.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -54,7 +58,18 @@ void run_apply(const ApplyArgs& a) {
   stream.memory_budget = a.memory;
   stream.band_rows = a.band_rows;
   stream.autorotate = a.autorotate;
-  const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
+  // "all" (the default) leaves the GPUs alone, without a CUDA call, when the image is filtered on
+  // the CPU workers sooner than a GPU starts (the header gives its size).
+  std::string devices = a.job.devices;
+  if (devices == "all") {
+    const ImageInfo info = open_image(a.input, stream.limits)->info();
+    const StartupChoice choice = choose_cpu_for_small_work(
+        {static_cast<double>(info.width) * info.height, info.format.channels, chain_fmas_per_pixel(chain), 0},
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), gpus_visible_without_cuda());
+    if (choice.cpu_only) devices = "cpu";
+    if (a.job.verbose) fmt::print(stderr, "[startup] {}\n", choice.reason);
+  }
+  const DeviceSelection sel = select_devices(devices, a.job.device_memory);
   if (!sel.note.empty() && !a.quiet) fmt::print(stderr, "note: {}\n", sel.note);
 
   Progress progress("filtering");
@@ -80,6 +95,7 @@ void run_apply(const ApplyArgs& a) {
     for (const auto& f : job.failures)
       fmt::print(stderr, "warning: tile {} failed on {}: {}\n", f.tile, f.device, f.message);
   }
+  if (a.job.verbose) print_startup_steps();
 }
 
 }  // namespace

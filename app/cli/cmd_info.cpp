@@ -45,16 +45,28 @@ void add_devices(CLI::App& app) {
   auto spec = std::make_shared<std::string>("all");
   cmd->add_option("--devices", *spec, "selection to show (as for apply)")->capture_default_str();
   cmd->callback([spec] {
-    const auto gpus = discover_gpus();
     fmt::print("CUDA: {}\n", cuda::runtime_description());
-    if (gpus.gpus.empty()) fmt::print("GPUs: none ({})\n", gpus.message);
-    for (const auto& g : gpus.gpus) {
-      const auto& i = g->info();
+    // NVML lists the GPUs without a CUDA context (a context a GPU costs 0.1 s, the driver's start
+    // more); CUDA is asked only without NVML or for a selection other than "all".
+    const auto listed = cuda::list_gpus_without_contexts();
+    auto print_gpu = [](const DeviceInfo& i, const std::optional<DeviceSample>& s) {
       std::string util = "n/a";
-      if (auto s = g->sample(); s && s->utilization >= 0) util = fmt::format("{:.0f}%", s->utilization);
-      fmt::print("{:<6} {}  memory {} free of {}  {} SMs  {}  utilization {}\n", i.id, i.name, gib(i.memory_free),
-                 gib(i.memory_total), i.multiprocessors, i.link.empty() ? "link n/a" : i.link, util);
+      if (s && s->utilization >= 0) util = fmt::format("{:.0f}%", s->utilization);
+      fmt::print("{:<6} {}  memory {} free of {}  {}{}  utilization {}\n", i.id, i.name, gib(i.memory_free),
+                 gib(i.memory_total), i.multiprocessors ? fmt::format("{} SMs  ", i.multiprocessors) : "",
+                 i.link.empty() ? "link n/a" : i.link, util);
+    };
+    if (!listed.empty() && *spec == "all") {
+      for (const auto& g : listed) print_gpu(g.info, g.sample);
+      fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
+      fmt::print("--devices all uses: ");
+      for (std::size_t d = 0; d < listed.size(); ++d) fmt::print("{}{}", d ? ", " : "", listed[d].info.id);
+      fmt::print("\n");
+      return;
     }
+    const auto gpus = discover_gpus();
+    if (gpus.gpus.empty()) fmt::print("GPUs: none ({})\n", gpus.message);
+    for (const auto& g : gpus.gpus) print_gpu(g->info(), g->sample());
     fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
     const auto sel = select_devices(*spec);
     fmt::print("--devices {} uses: ", *spec);

@@ -18,5 +18,6 @@ void add_devices(CLI::App& app);
 void add_generate(CLI::App& app);
 void add_batch(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_startup(CLI::App& app);
 
 }  // namespace tf::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   tf::cli::add_generate(app);
   tf::cli::add_batch(app);
   tf::cli::add_bench(app);
+  tf::cli::add_startup(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

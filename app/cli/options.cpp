@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/preset.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -38,7 +39,16 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--stream-pixel-limit", f.stream_pixel_limit,
                  "refuse TIFF/PNG/JPEG images read band by band with more pixels than this")
       ->capture_default_str();
+  cmd.add_flag("-v,--verbose", f.verbose,
+               "print the start-up steps on stderr: from the process's start to the CUDA driver, each GPU's "
+               "context and buffers, the codecs, the first result");
   cmd.add_option("--inject-faults", f.fault_rate, "testing: probability that a GPU tile attempt fails")->group("");
+}
+
+void print_startup_steps() {
+  for (const auto& s : startup_steps())
+    fmt::print(stderr, "[startup] {:7.3f} s .. {:7.3f} s  {}\n", s.t0, s.t1, s.what);
+  fmt::print(stderr, "[startup] {:7.3f} s  now\n", process_seconds());
 }
 
 void add_write_flags(CLI::App& cmd, WriteFlags& f) {

@@ -23,6 +23,7 @@ struct JobFlags {
   double fault_rate = 0;  // test-only
   bool exact = false;     // --exact: direct convolution only (no FFT path)
   std::string preset;     // --preset FILE: a chain saved by the GUI (apply and batch)
+  bool verbose = false;   // --verbose: the start-up steps (process start to each device ready) on stderr
   const CLI::Option* border_flag = nullptr;
   const CLI::Option* border_value_flag = nullptr;
 };
@@ -53,6 +54,10 @@ WriteOptions write_options(const WriteFlags& flags);
 TileSize parse_size(const std::string& text, const std::string& flag);
 // Parses the border and tile flags into options; throws tf::Error with the offending flag named.
 JobOptions job_options(const JobFlags& flags);
+
+// Prints the process's start-up steps so far (startup_steps(): driver, contexts, codec lanes, first
+// result) to stderr, in seconds since the process started.
+void print_startup_steps();
 
 // A one-line progress bar on stderr when it is a terminal; silent otherwise.
 class Progress {

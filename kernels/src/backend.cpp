@@ -1,15 +1,20 @@
 // GPU discovery for core, the runtime description and the pinned allocator.
+#include <cstdlib>
 #include <mutex>
+#include <thread>
+#include <vector>
 #include <unordered_set>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include "cuda_device.hpp"
+#include "nvml.hpp"
 #ifdef TF_HAVE_NVJPEG
 #include "nvjpeg_lane.hpp"
 #endif
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -20,7 +25,9 @@ namespace {
 GpuDiscovery discover(std::size_t memory_cap) {
   GpuDiscovery found;
   int count = 0;
+  StartupTimer driver("cuda driver (cudaGetDeviceCount)");
   const cudaError_t e = cudaGetDeviceCount(&count);
+  driver.done();
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     found.message = fmt::format("CUDA reports: {}", cudaGetErrorString(e));
@@ -30,13 +37,25 @@ GpuDiscovery discover(std::size_t memory_cap) {
     found.message = "CUDA reports no device";
     return found;
   }
+  // Each GPU comes up on a thread of its own: the driver makes contexts one at a time, but the rest
+  // (properties, the kernels' module, NVML's link) overlaps.
+  std::vector<DevicePtr> made(count);
+  std::vector<std::string> why(count);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < count; ++d)
+    threads.emplace_back([&, d] {
+      try {
+        StartupTimer device(fmt::format("gpu{} device (context, properties, kernels)", d));
+        made[d] = make_cuda_device(d, memory_cap);
+      } catch (const std::exception& ex) {
+        why[d] = ex.what();
+      }
+    });
+  for (auto& th : threads) th.join();
   std::string skipped;
   for (int d = 0; d < count; ++d) {
-    try {
-      found.gpus.push_back(make_cuda_device(d, memory_cap));
-    } catch (const std::exception& ex) {
-      skipped += (skipped.empty() ? "" : "; ") + std::string(ex.what());
-    }
+    if (made[d]) found.gpus.push_back(std::move(made[d]));
+    else skipped += (skipped.empty() ? "" : "; ") + why[d];
   }
   if (found.gpus.empty()) found.message = skipped;
   return found;
@@ -95,6 +114,11 @@ void install_backend() {
 #endif
 }
 
+std::vector<ListedGpu> list_gpus_without_contexts() {
+  if (std::getenv("CUDA_VISIBLE_DEVICES") || std::getenv("CUDA_DEVICE_ORDER")) return {};
+  return nvml::list();
+}
+
 std::string runtime_description() {
   int runtime = 0, driver = 0;
   (void)cudaRuntimeGetVersion(&runtime);
@@ -105,7 +129,9 @@ std::string runtime_description() {
 }
 
 const PixelAllocator* pinned_allocator() {
-  if (!any_gpu()) return nullptr;
+  // Asked before any CUDA call (a batch's options): where the driver shows no GPU, there is none;
+  // otherwise CUDA is asked at the first allocation, which falls back to ordinary memory.
+  if (gpus_visible_without_cuda() == 0 && !any_gpu()) return nullptr;
   static const PixelAllocator allocator{allocate_pinned, release_pinned};
   return &allocator;
 }

@@ -7,6 +7,12 @@ namespace tf::cuda {
 void install_backend() {
   set_gpu_provider([](std::size_t) { return GpuDiscovery{{}, "built without CUDA"}; });
 }
+std::vector<ListedGpu> list_gpus_without_contexts() { return {}; }
+StartupFloor measure_startup_floor(bool) {
+  StartupFloor f;
+  f.note = "built without CUDA";
+  return f;
+}
 std::string runtime_description() { return "built without CUDA"; }
 const PixelAllocator* pinned_allocator() { return nullptr; }
 std::size_t reserved_bytes(const Device&) { return 0; }

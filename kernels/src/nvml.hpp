@@ -3,7 +3,9 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/engine/device.hpp"
 
 namespace tf::cuda::nvml {
@@ -13,5 +15,8 @@ bool available();
 std::string pcie_link(const std::string& pci_bus_id);
 // Utilization (percent of the last sample period with a kernel running) and memory in use.
 std::optional<DeviceSample> sample(const std::string& pci_bus_id);
+// Every GPU in NVML's order, without a CUDA call (no driver start-up, no context): id, name, memory,
+// link, and a sample; the multiprocessor count stays 0 (only CUDA gives it). Empty without NVML.
+std::vector<ListedGpu> list();
 
 }  // namespace tf::cuda::nvml

@@ -93,19 +93,24 @@ mkdir -p "$LOGS"
 
 echo "tilefilter: $TF ($("$TF" --version)), devices: $DEVICES"
 "$TF" devices 2>/dev/null | sed 's/^/  /' || true
+"$TF" startup --runs 3 2>/dev/null | sed 's/^/  /' || true
 for v in "${variants[@]}"; do
-  walls=()
+  walls=() procs=()
   for ((r = 1; r <= REPEATS; r++)); do
     rm -rf "$OUT"
+    t0=$(date +%s.%N)
     # shellcheck disable=SC2046,SC2086
     "$TF" batch "$IN" "$OUT" $(tf_filter "$v") --devices "$DEVICES" --quality "$QUALITY" --report "$LOGS/tf-$v.json" $TF_ARGS \
       >"$LOGS/tf-$v.log" 2>&1 || { echo "tilefilter batch $v failed:"; cat "$LOGS/tf-$v.log"; exit 1; }
+    procs+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')")
     read -r wall mpix ok < <("$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["wall_s"], r["megapixels"], r["counts"]["ok"])' "$LOGS/tf-$v.json")
     walls+=("$wall")
   done
   read -r med lo hi < <(stats "${walls[@]}")
+  read -r pmed plo phi < <(stats "${procs[@]}")
   WALL[tf-$v]=$med MPIX[tf-$v]=$mpix IMAGES[tf-$v]=$ok RANGE[tf-$v]="$lo-$hi"
-  printf '  tilefilter %-12s %8.2f s (%s)\n' "$v" "$med" "$(printf '%.2f-%.2f' "$lo" "$hi")"
+  printf '  tilefilter %-12s %8.2f s in-process (%s), %8.2f s whole process (%s, what `time` shows)\n' "$v" "$med" \
+    "$(printf '%.2f-%.2f' "$lo" "$hi")" "$pmed" "$(printf '%.2f-%.2f' "$plo" "$phi")"
 done
 rm -rf "$OUT"
 

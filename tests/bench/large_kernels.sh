@@ -23,21 +23,28 @@ if [ "${GPU:-1}" != 0 ]; then
   "$tf" bench --size 4000x3000 --format rgb8 --repeats "${REPEATS:-5}" "${args[@]}"
 fi
 
-if [ "${CPU:-1}" != 0 ]; then
+# Whole processes (what `time` shows: start-up, decode, filter, encode, exit) beside the bench's
+# in-process kernel figures above: the CPU backend, and the GPUs where GPU is not 0.
+device_sets=()
+[ "${CPU:-1}" = 0 ] || device_sets+=(cpu)
+[ "${GPU:-1}" = 0 ] || device_sets+=(gpu)
+if [ ${#device_sets[@]} -gt 0 ]; then
   "$tf" generate "$work/in.tif" --size 4000x3000 --channels 3 --compression none
-  echo "CPU backend, $(nproc) workers, 4000x3000 RGB8, tilefilter apply wall time (median of 3):"
+fi
+for devices in "${device_sets[@]}"; do
+  echo "--devices $devices ($(nproc) cores), 4000x3000 RGB8, tilefilter apply whole-process wall time (median of 3):"
   for s in "${specs[@]}"; do
     times=()
     for _ in 1 2 3; do
       t0=$(date +%s.%N)
-      "$tf" apply "$work/in.tif" "$work/out.tif" --filter "$s" --devices cpu --compression none -q
+      "$tf" apply "$work/in.tif" "$work/out.tif" --filter "$s" --devices "$devices" --compression none -q
       t1=$(date +%s.%N)
       times+=("$(awk "BEGIN { print $t1 - $t0 }")")
     done
     median=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 2p)
     printf '  %-20s %8.3f s  (runs: %s)\n' "$s" "$median" "${times[*]}"
   done
-fi
+done
 
 if [ "${PEERS:-1}" != 0 ]; then
   peers=(--no-bench --workdir "$work")

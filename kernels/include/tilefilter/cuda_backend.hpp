@@ -16,6 +16,28 @@ namespace tf::cuda {
 // once; without CUDA in the build, discovery reports that there is no GPU backend.
 void install_backend();
 
+// The GPUs as NVML lists them, with a sample each, made without a CUDA call (no driver start-up, no
+// context: `tilefilter devices`). Empty without NVML, and where CUDA_VISIBLE_DEVICES or
+// CUDA_DEVICE_ORDER make CUDA's numbering differ from NVML's. The multiprocessor count stays 0.
+struct ListedGpu {
+  DeviceInfo info;
+  DeviceSample sample;
+};
+std::vector<ListedGpu> list_gpus_without_contexts();
+
+// The least a process pays before its GPUs can work, with the CUDA runtime alone: the driver's
+// start (the first CUDA call), a context on each GPU (one after another, or from a thread each),
+// a 256 MiB pinned buffer. Meaningful only as a fresh process's first CUDA calls.
+struct StartupFloor {
+  int gpus = 0;
+  double driver_s = 0;
+  std::vector<double> context_s;  // each GPU's
+  double contexts_s = 0;          // all of them
+  double pinned_256mib_s = 0;
+  std::string note;  // why there are no GPUs
+};
+StartupFloor measure_startup_floor(bool contexts_at_once);
+
 // "CUDA 13.0, driver 13.0" or why CUDA is unavailable.
 std::string runtime_description();
 

@@ -1,0 +1,70 @@
+// Start-up: what a process pays before a GPU can work, recorded as it happens (the report and
+// --verbose show it), and the choice to leave the GPUs alone when the work is smaller than that.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tilefilter/filters/filter.hpp"
+
+namespace tf {
+
+// Seconds since this process started (the kernel's start time of the process, /proc/self/stat);
+// where that cannot be read, since the first call.
+double process_seconds();
+
+// One start-up step: "cuda driver", "gpu1 context", "gpu1 codec lanes", "first file", in process
+// seconds. Any thread may add one at any time.
+struct StartupStep {
+  std::string what;
+  double t0 = 0, t1 = 0;
+};
+void record_startup_step(std::string what, double t0, double t1);
+std::vector<StartupStep> startup_steps();  // in the order they ended
+
+// Times one step from construction to destruction (or to done()).
+class StartupTimer {
+ public:
+  explicit StartupTimer(std::string what) : what_(std::move(what)), t0_(process_seconds()) {}
+  ~StartupTimer() { done(); }
+  StartupTimer(const StartupTimer&) = delete;
+  StartupTimer& operator=(const StartupTimer&) = delete;
+  void done() {
+    if (!what_.empty()) record_startup_step(std::move(what_), t0_, process_seconds());
+    what_.clear();
+  }
+
+ private:
+  std::string what_;
+  double t0_;
+};
+
+// GPUs the NVIDIA driver shows, counted without a CUDA or NVML call (/proc/driver/nvidia/gpus,
+// else /dev/nvidiaN): 0 on a machine without one. CUDA_VISIBLE_DEVICES narrows it as CUDA would
+// (its count of entries; an empty value hides every GPU).
+int gpus_visible_without_cuda();
+
+// Multiply-adds per output pixel and channel for the whole chain (a separable pass costs its row
+// plus its column taps): the measure of a chain's work that both backends' costs follow.
+long long chain_fmas_per_pixel(const Chain& chain);
+
+// The work a job asks for, as the start-up choice weighs it.
+struct WorkEstimate {
+  double pixels = 0;        // output pixels filtered
+  int channels = 1;         // channels a pixel
+  long long fmas = 0;       // chain_fmas_per_pixel
+  double codec_pixels = 0;  // pixels the CPU would decode and encode (JPEG photos in batch), 0 for none
+};
+
+// Whether a job that may use every GPU ("--devices all") runs on the CPU workers alone, decided
+// before any CUDA call: when its estimated time on `cores` CPU workers is below what starting
+// `gpus` GPUs costs (the driver, one context a GPU, their buffers; measured on H100 machines), a
+// GPU could not finish it sooner. `reason` says so in one line for the report.
+struct StartupChoice {
+  bool cpu_only = false;
+  double cpu_s = 0;        // estimated time on the CPU workers
+  double gpu_start_s = 0;  // estimated time before the GPUs can work
+  std::string reason;
+};
+StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int gpus);
+
+}  // namespace tf

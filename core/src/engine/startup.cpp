@@ -1,0 +1,134 @@
+#include "tilefilter/engine/startup.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace tf {
+
+namespace {
+
+// Per core, from docs/performance.md: a Gaussian of sigma 1.5 (22 taps a channel) ran 446 Mpix of
+// RGBA8 a CPU-second on the 2-core VM (3.9e10 multiply-adds), taken at half for other kernels and
+// machines; the CPU codecs decoded and encoded JPEG photos at 903 Mpix/s on 16 cores (56 a core).
+constexpr double kCpuFmasPerSecond = 2e10;
+constexpr double kCpuCodecPixelsPerSecond = 50e6;
+// Starting GPUs (4 H100s, 2026-11-26, the CUDA runtime alone through ctypes): the driver took
+// 0.5-1.0 s, then about 0.12 s a context, which the driver makes one at a time. Taken at the low end: the CPU is chosen only where
+// no GPU could have started in time.
+constexpr double kDriverStartS = 0.5;
+constexpr double kContextS = 0.12;
+
+double process_start_seconds_ago() {
+  // Field 22 of /proc/self/stat: the start time in clock ticks after boot; /proc/uptime: now.
+  std::ifstream stat("/proc/self/stat"), up("/proc/uptime");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  double uptime = 0;
+  const auto close = text.rfind(')');
+  if (close == std::string::npos || !(up >> uptime)) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) return std::max(0.0, uptime - std::strtod(field.c_str(), nullptr) / sysconf(_SC_CLK_TCK));
+  return 0;
+}
+
+struct Origin {
+  std::chrono::steady_clock::time_point zero;
+  Origin() {
+    const double ago = process_start_seconds_ago();
+    zero = std::chrono::steady_clock::now() -
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(ago));
+  }
+};
+
+std::mutex& steps_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::vector<StartupStep>& steps() {
+  static auto* s = new std::vector<StartupStep>;
+  return *s;
+}
+
+// Made at static initialization, so that the process's own start is read once and early.
+const Origin& origin() {
+  static const Origin o;
+  return o;
+}
+[[maybe_unused]] const Origin& early_origin = origin();
+
+}  // namespace
+
+double process_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin().zero).count();
+}
+
+void record_startup_step(std::string what, double t0, double t1) {
+  std::lock_guard lock(steps_mutex());
+  steps().push_back({std::move(what), t0, t1});
+}
+
+std::vector<StartupStep> startup_steps() {
+  std::lock_guard lock(steps_mutex());
+  return steps();
+}
+
+int gpus_visible_without_cuda() {
+  namespace fs = std::filesystem;
+  int found = 0;
+  std::error_code ec;
+  if (fs::is_directory("/proc/driver/nvidia/gpus", ec)) {
+    for (auto it = fs::directory_iterator("/proc/driver/nvidia/gpus", ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      ++found;
+  } else {
+    for (int i = 0; i < 64; ++i)
+      if (fs::exists(fmt::format("/dev/nvidia{}", i), ec)) ++found;
+  }
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string v(visible);
+    if (v.empty()) return 0;
+    found = std::min<int>(found, 1 + static_cast<int>(std::count(v.begin(), v.end(), ',')));
+  }
+  return found;
+}
+
+long long chain_fmas_per_pixel(const Chain& chain) {
+  long long n = 0;
+  for (const auto& stage : chain)
+    for (const auto& c : stage.convs)
+      n += c.separable ? static_cast<long long>(c.row.size() + c.col.size())
+                       : static_cast<long long>(c.kernel.taps.size());
+  return n;
+}
+
+StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int gpus) {
+  StartupChoice c;
+  cores = std::max(1, cores);
+  const double fmas = work.pixels * std::max(1, work.channels) * static_cast<double>(std::max(1LL, work.fmas));
+  c.cpu_s = (fmas / kCpuFmasPerSecond + work.codec_pixels / kCpuCodecPixelsPerSecond) / cores;
+  c.gpu_start_s = kDriverStartS + kContextS * std::max(1, gpus);
+  c.cpu_only = gpus == 0 || c.cpu_s < c.gpu_start_s;
+  if (gpus == 0) c.reason = "no GPU visible";
+  else if (c.cpu_only)
+    c.reason = fmt::format(
+        "CPU workers only: the work takes about {:.2f} s on {} cores, less than the {:.2f} s that starting {} GPU{} "
+        "costs",
+        c.cpu_s, cores, c.gpu_start_s, gpus, gpus == 1 ? "" : "s");
+  else
+    c.reason = fmt::format("GPUs: the work takes about {:.2f} s on {} cores, more than the {:.2f} s to start them",
+                           c.cpu_s, cores, c.gpu_start_s);
+  return c;
+}
+
+}  // namespace tf
