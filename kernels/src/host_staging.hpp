@@ -1,5 +1,5 @@
 // Pageable host memory to and from pinned staging on every core: the lanes' staging of pageable
-// images (cuda_device.cpp) and bench --pcie's measure of its ceiling (resident_bench.cpp).
+// images (cuda_lanes.cpp) and bench --pcie's measure of its ceiling (resident_bench.cpp).
 #pragma once
 #include <algorithm>
 #include <cstddef>

@@ -1,0 +1,178 @@
+// BatchRun, one batch run through the pipeline (pipeline.cpp), and the pieces its stages share. Its member
+// functions are defined by stage: pipeline.cpp (the run, bookkeeping and progress), pipeline_decode.cpp,
+// pipeline_gpu.cpp (the GPU codecs), pipeline_filter.cpp and pipeline_encode.cpp. Internal to core/src/batch.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "../io/format_whole.hpp"
+#include "batch_internal.hpp"
+
+namespace tf::batch_detail {
+
+using batch::BoundedQueue;
+using batch::BufferPool;
+using batch::Charge;
+using batch::MemoryBudget;
+using Status = FileResult::Status;
+
+inline double thread_cpu_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+inline bool debug_log() {
+  static const bool on = std::getenv("TILEFILTER_DEBUG") != nullptr;
+  return on;
+}
+
+struct Work {
+  int index = -1;
+  Image src, dst;
+  ImageInfo info;  // metadata and stored channels, carried to the output
+  Charge charge;   // budget for src and dst, or for the bytes
+  // The GPU codec's path: the file's compressed bytes on the way in, and the output's JPEG stream
+  // (metadata included) on the way out when `encoded`.
+  std::vector<unsigned char> bytes;
+  bool encoded = false;
+};
+
+inline bool is_jpeg_path(const std::string& path) {
+  const std::string ext = extension_of(path);
+  return ext == ".jpg" || ext == ".jpeg";
+}
+
+// A place held in the GPU codecs' queue (BoundedQueue::reserve), given back unless used.
+class GpuPlace {
+ public:
+  GpuPlace() = default;
+  GpuPlace(const GpuPlace&) = delete;
+  GpuPlace& operator=(const GpuPlace&) = delete;
+  ~GpuPlace() { give_back(); }
+  void take(BoundedQueue<Work>& q) {
+    q.reserve();
+    queue_ = &q;
+  }
+  bool held() const { return queue_ != nullptr; }
+  void push(Work&& w) {
+    queue_->push_reserved(std::move(w));
+    queue_ = nullptr;
+  }
+  void give_back() {
+    if (queue_) queue_->unreserve();
+    queue_ = nullptr;
+  }
+
+ private:
+  BoundedQueue<Work>* queue_ = nullptr;
+};
+
+// One GPU codec worker: its lane and the index of its GPU among the batch's devices.
+struct GpuCodecWorker {
+  std::unique_ptr<GpuJpegLane> lane;
+  int device = 0;
+};
+
+class BatchRun {
+ public:
+  BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::vector<DevicePtr> devices, std::size_t budget,
+           const PixelAllocator& base, BatchWorkSource* source, std::vector<GpuCodecWorker> gpu_workers);
+
+  BatchReport run();
+
+ private:
+  int cores() const { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+  int decode_threads() const { return opt_.decode_threads > 0 ? opt_.decode_threads : cores(); }
+  int encode_threads() const { return opt_.encode_threads > 0 ? opt_.encode_threads : cores(); }
+  bool aborting() const { return opt_.abort && opt_.abort->load(); }
+  bool stopping() const { return (opt_.cancel && opt_.cancel->load()) || aborting(); }
+
+  // ---- decode (pipeline_decode.cpp) ----
+  void decode_loop(int lane);
+  void decode_one(int i, int lane, GpuPlace& place);
+  bool decode_on_cpu(int i, int lane, Work& w);
+  PixelAllocator budget_allocator(Charge& charge, std::size_t factor);
+  bool send_to_gpu(int i, int lane, bool& counted, GpuPlace& place);
+
+  // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto):
+  // one thread per GPU codec worker stays free to feed them.
+  int cpu_decode_cap() const { return std::max(1, decode_threads() - static_cast<int>(gpu_workers_.size())); }
+
+  // ---- GPU codecs (pipeline_gpu.cpp): a few workers per GPU, each decodes, filters and encodes whole files ----
+  int gpu_batch() const { return opt_.gpu_codec_batch > 0 ? opt_.gpu_codec_batch : kDefaultGpuCodecBatch; }
+  void gpu_loop(std::size_t g);
+  void finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0, double t_end);
+  void on_cpu_after_gpu(Work w, int d);
+
+  // ---- filter: one worker per device (pipeline_filter.cpp) ----
+  bool filter_file(Work& w, const std::vector<DevicePtr>& devs, JobReport& rep);
+  bool should_split(const Image& img);
+  void take_devices(bool split);
+  void give_devices(bool split);
+  void filter_loop(int d);
+  void record(int i, const JobReport& rep, bool split, int d, double t_start);
+
+  // ---- encode (pipeline_encode.cpp) ----
+  void send_to_encoder(Work&& w);
+  void encode_loop(int lane);
+  void make_parent_folder(const std::string& out) const;
+
+  // ---- bookkeeping (pipeline.cpp) ----
+  void started(int i);
+  void waiting(int i);
+  void fail(int i, const std::string& reason);
+  void discard(int i);
+  void finish(int i, Status s);
+  void report_progress();
+  void sample_loop();
+
+  const BatchOptions& opt_;
+  BatchWorkSource* const source_;  // null: every file of the plan
+  BatchPlan plan_;
+  const Chain chain_;
+  const std::vector<DevicePtr> devices_;
+  Telemetry tel_;
+  MemoryBudget budget_;
+  BufferPool pool_;  // declared before anything holding images, so it outlives them
+  BoundedQueue<Work> to_filter_, to_encode_;
+  std::vector<GpuCodecWorker> gpu_workers_;
+  BoundedQueue<Work> to_gpu_;
+  const std::string out_root_;
+  std::vector<FileResult> results_;
+  std::vector<char> finished_;
+  std::vector<char> begun_;  // decoding started: the file counts as in flight until it finishes
+
+  std::atomic<int> next_{0};
+  std::atomic<int> cpu_decoding_{0};  // decode threads decoding a JPEG on the CPU while GPU codecs work
+  std::atomic<bool> decoders_done_{false};
+  std::atomic<int> tile_base_{0};
+
+  std::mutex gate_mutex_;
+  std::condition_variable gate_cv_;
+  int busy_ = 0, split_waiting_ = 0;
+  bool split_running_ = false;
+
+  std::mutex progress_mutex_;
+  int files_done_ = 0, files_failed_ = 0, files_in_flight_ = 0;
+  double megapixels_done_ = 0;
+  std::size_t bytes_done_ = 0, bytes_total_ = 0;
+  std::vector<int> current_;
+  std::vector<int> images_per_device_;
+
+  std::mutex sampler_mutex_;
+  std::condition_variable sampler_cv_;
+  bool sampler_stop_ = false;
+  std::vector<std::pair<double, int>> utilization_;
+};
+
+}  // namespace tf::batch_detail
