@@ -283,6 +283,7 @@ void run(const BatchArgs& a) {
     fmt::print(stderr, "note: {}\n", report.device_note);
   if (!a.report.empty()) write_report(a.report, report);
   if (!a.quiet) print_summary(report, a);
+  if (a.job.verbose) print_startup_steps();
   for (const auto& f : report.files)
     if (f.status == FileResult::Status::Failed) fmt::print(stderr, "error: {}\n", f.reason);
   if (report.cancelled) {

@@ -2,6 +2,7 @@
 // tests); this file only installs the GPU backend, reads the command line and runs the window.
 #include <QApplication>
 
+#include "platform/device_hub.hpp"
 #include "tilefilter/cuda_backend.hpp"
 #include "window/app_options.hpp"
 #include "window/app_runner.hpp"
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
     tf::gui::parse_app_options(app, code);
     return code;
   }
+  // The GPUs come up (driver, contexts) while Qt starts and the window is built.
+  tf::gui::DeviceHub::instance().start_discovery();
   if (!tf::gui::choose_platform(argc, argv)) return 1;
   QApplication app(argc, argv);
   tf::gui::set_application_identity();

@@ -2,8 +2,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
-#include <vector>
 #include <unordered_set>
+#include <vector>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>

@@ -14,6 +14,7 @@
 #include "cuda_device_impl.hpp"
 #include "nvml.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -24,16 +25,6 @@ namespace {
 
 // Room left for the CUDA context, the kernels' own needs and other programs when no cap is given.
 constexpr std::size_t kMemoryMargin = 512ULL << 20;
-
-// FMAs per output pixel and channel for the whole chain (a separable pass costs its row plus its column taps).
-long long fmas_per_pixel(const Chain& chain) {
-  long long n = 0;
-  for (const auto& stage : chain)
-    for (const auto& c : stage.convs)
-      n += c.separable ? static_cast<long long>(c.row.size() + c.col.size())
-                       : static_cast<long long>(c.kernel.taps.size());
-  return n;
-}
 
 bool is_pinned(const void* p) {
   cudaPointerAttributes a{};
@@ -104,7 +95,7 @@ TileSize CudaDevice::preferred_tile(const TileJob& job) const {
   // Compute-bound ones balance better over more, squarer tiles (2-D 31x31 on two H200: 10.34
   // Gpix/s in 1024² tiles, 9.31 in strips); one H200 computes about 8 Gpix/s at 400 FMAs a pixel.
   // Wide kernels' tiles grow with the halo (kHaloTileFactor).
-  if (fmas_per_pixel(*job.chain) > kComputeBoundFmas)
+  if (chain_fmas_per_pixel(*job.chain) > kComputeBoundFmas)
     return halo_tile_for_budget(job.src.width, job.src.height, budget, job.src.format, halo, kSquareTileSide,
                                 kHaloTileFactor);
   return strip_tile_for_budget(job.src.width, budget, job.src.format, halo, kStripTilePixels, lanes_share_rows());

@@ -20,6 +20,13 @@ void DeviceHub::discover() {
   discovered_ = true;
 }
 
+void DeviceHub::start_discovery() {
+  std::thread([this] {
+    std::lock_guard lock(mutex_);
+    discover();
+  }).detach();
+}
+
 void DeviceHub::forget_devices() {
   std::lock_guard lock(mutex_);
   discovered_ = false;

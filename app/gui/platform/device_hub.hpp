@@ -17,6 +17,9 @@ class DeviceHub {
  public:
   static DeviceHub& instance();
 
+  // Starts GPU discovery on a thread of its own, so that it overlaps what the application does
+  // meanwhile (Qt's start-up, the window); the first use waits for what is left of it.
+  void start_discovery();
   // Every GPU the backend found (discovered on first use) and why there are none.
   const std::vector<DevicePtr>& gpus();
   QString gpu_message();

@@ -164,6 +164,7 @@ class BatchRun {
 
   std::mutex progress_mutex_;
   int files_done_ = 0, files_failed_ = 0, files_in_flight_ = 0;
+  bool first_done_ = false;  // the first file written (a start-up step)
   double megapixels_done_ = 0;
   std::size_t bytes_done_ = 0, bytes_total_ = 0;
   std::vector<int> current_;

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "batch_run.hpp"
+#include "tilefilter/engine/startup.hpp"
+#include "tilefilter/io/io.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
@@ -148,6 +150,11 @@ void BatchRun::finish(int i, Status s) {
   if (begun_[i]) --files_in_flight_;
   if (s == Status::Failed) ++files_failed_;
   if (s == Status::Ok) megapixels_done_ += static_cast<double>(results_[i].width) * results_[i].height / 1e6;
+  if (s == Status::Ok && !first_done_) {
+    first_done_ = true;
+    const double now = process_seconds();
+    record_startup_step("first file written", now, now);
+  }
   bytes_done_ += results_[i].input_bytes;
   current_.erase(std::remove(current_.begin(), current_.end(), i), current_.end());
   report_progress();
@@ -219,8 +226,47 @@ namespace {
 using batch_detail::BatchRun;
 using batch_detail::GpuCodecWorker;
 
-DeviceSelection batch_devices(const BatchOptions& options) {
+// The work of a batch as the start-up choice weighs it: the pixels of the files still to do, from
+// the headers of a few of them (bytes to pixels, applied to every file's bytes), each decoded and
+// encoded on the CPU and filtered through the chain.
+WorkEstimate batch_work(const BatchOptions& options, const BatchPlan& plan) {
+  WorkEstimate w;
+  if (!options.filters.empty()) w.fmas = chain_fmas_per_pixel(parse_chain(options.filters));
+  double bytes = 0, sampled_bytes = 0, sampled_pixels = 0;
+  int sampled = 0, channels = 3;
+  for (const auto& item : plan.items) {
+    if (item.complete) continue;
+    bytes += static_cast<double>(item.input_bytes);
+    if (sampled >= 16) continue;
+    try {
+      const ImageInfo info = open_image(item.input, options.limits)->info();
+      sampled_pixels += static_cast<double>(info.width) * info.height;
+      sampled_bytes += static_cast<double>(item.input_bytes);
+      channels = info.format.channels;
+      ++sampled;
+    } catch (const Error&) {  // the pipeline reports it with the file's name
+    }
+  }
+  w.pixels = sampled_bytes > 0 ? bytes * sampled_pixels / sampled_bytes : 0;
+  w.channels = channels;
+  w.codec_pixels = w.pixels;
+  return w;
+}
+
+// "--devices all" (the default) leaves the GPUs alone, without a CUDA call, when the batch is done
+// on the CPU workers sooner than a GPU starts; `--codec gpu` or named devices always get the GPUs.
+DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan* plan) {
   if (!options.device_list.empty()) return {options.device_list, {}};
+  if (plan && options.devices == "all" && options.codec != CodecChoice::Gpu) {
+    const StartupChoice choice = choose_cpu_for_small_work(
+        batch_work(options, *plan), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+        gpus_visible_without_cuda());
+    if (choice.cpu_only) {
+      DeviceSelection cpu = select_devices("cpu");
+      cpu.note = choice.reason;
+      return cpu;
+    }
+  }
   return select_devices(options.devices, options.device_memory);
 }
 
@@ -231,14 +277,27 @@ std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const
   std::vector<GpuCodecWorker> workers;
   if (options.codec == CodecChoice::Cpu) return workers;
   const int per_gpu = options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : kDefaultGpuCodecLanes;
-  std::string why = "no GPU among the devices";
+  // Each GPU's lanes are made on a thread of their own (their decoder state and pinned buffers took
+  // ~0.4 s a GPU, one GPU after another), and kept in the devices' order.
+  std::vector<std::vector<GpuCodecWorker>> made(devices.size());
+  std::vector<std::string> whys(devices.size());
+  std::vector<std::thread> threads;
   for (std::size_t d = 0; d < devices.size(); ++d) {
     if (devices[d]->info().kind != DeviceKind::Cuda) continue;
-    for (int k = 0; k < per_gpu; ++k) {
-      auto lane = make_gpu_jpeg_lane(*devices[d], &why);
-      if (!lane) break;
-      workers.push_back({std::move(lane), static_cast<int>(d)});
-    }
+    threads.emplace_back([&, d] {
+      StartupTimer timer(fmt::format("{} codec lanes", devices[d]->info().id));
+      for (int k = 0; k < per_gpu; ++k) {
+        auto lane = make_gpu_jpeg_lane(*devices[d], &whys[d]);
+        if (!lane) break;
+        made[d].push_back({std::move(lane), static_cast<int>(d)});
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::string why = "no GPU among the devices";
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (!whys[d].empty()) why = whys[d];
+    for (auto& w : made[d]) workers.push_back(std::move(w));
   }
   if (workers.empty()) *note = fmt::format("JPEGs decoded on the CPU: {}", why);
   if (workers.empty() && options.codec == CodecChoice::Gpu)
@@ -273,7 +332,7 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
 }  // namespace
 
 BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source) {
-  DeviceSelection selection = batch_devices(options);
+  DeviceSelection selection = batch_devices(options, &plan);
   std::string note;
   auto workers = gpu_codec_workers(options, selection.devices, &note);
   return run_on(options, std::move(plan), source, std::move(selection), std::move(workers), std::move(note));
@@ -281,8 +340,10 @@ BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSour
 
 BatchReport run_batch(const BatchOptions& options) {
   if (!options.filters.empty()) (void)parse_chain(options.filters);
-  // A bad --devices or --codec gpu without a GPU codec fails before OUT_DIR is touched.
-  DeviceSelection selection = batch_devices(options);
+  // A bad --devices or --codec gpu without a GPU codec fails before OUT_DIR is touched; the plan's
+  // walk (no file written) tells the start-up choice how much work there is.
+  const BatchPlan walked = options.devices == "all" ? plan_batch(options) : BatchPlan{};
+  DeviceSelection selection = batch_devices(options, &walked);
   std::string note;
   auto workers = gpu_codec_workers(options, selection.devices, &note);
   return run_on(options, prepare_batch(options), nullptr, std::move(selection), std::move(workers), std::move(note));

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tilefilter/batch/batch.hpp"
+#include "tilefilter/engine/startup.hpp"
 
 namespace tf {
 
@@ -51,6 +52,15 @@ nlohmann::ordered_json codec_totals(int threads, double thread_s, double cpu_s, 
           {"megapixels", megapixels},
           {"megapixels_per_s_per_core", cpu_s > 0 ? megapixels / cpu_s : 0.0}};
 }
+
+// The process's start-up steps (driver, contexts, codec lanes, first file) in seconds since the
+// process started, and when the report was made: the part of a whole-process time before the work.
+nlohmann::ordered_json startup_json() {
+  auto steps = nlohmann::ordered_json::array();
+  for (const auto& s : startup_steps()) steps.push_back({{"what", s.what}, {"start_s", s.t0}, {"end_s", s.t1}});
+  return nlohmann::ordered_json{{"process_s", process_seconds()}, {"steps", std::move(steps)}};
+}
+
 }  // namespace
 
 std::string batch_report_json(const BatchReport& r) {
@@ -131,6 +141,7 @@ std::string batch_report_json(const BatchReport& r) {
       {"peak_inflight_bytes", r.peak_inflight_bytes},
       {"device_note", r.device_note},
       {"notes", r.notes},
+      {"startup", startup_json()},
       {"devices", std::move(devices)},
       {"files", std::move(files)},
       {"skipped", r.skipped},

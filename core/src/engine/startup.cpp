@@ -85,16 +85,16 @@ std::vector<StartupStep> startup_steps() {
 
 int gpus_visible_without_cuda() {
   namespace fs = std::filesystem;
+  // A container shows the GPUs it may use as /dev/nvidiaN (CUDA needs them), while its
+  // /proc/driver/nvidia/gpus may be empty (seen on the H100 machines): the device files first.
   int found = 0;
   std::error_code ec;
-  if (fs::is_directory("/proc/driver/nvidia/gpus", ec)) {
+  for (int i = 0; i < 64; ++i)
+    if (fs::exists(fmt::format("/dev/nvidia{}", i), ec)) ++found;
+  if (found == 0 && fs::is_directory("/proc/driver/nvidia/gpus", ec))
     for (auto it = fs::directory_iterator("/proc/driver/nvidia/gpus", ec); !ec && it != fs::directory_iterator();
          it.increment(ec))
       ++found;
-  } else {
-    for (int i = 0; i < 64; ++i)
-      if (fs::exists(fmt::format("/dev/nvidia{}", i), ec)) ++found;
-  }
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
     const std::string v(visible);
     if (v.empty()) return 0;

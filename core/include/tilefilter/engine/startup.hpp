@@ -38,8 +38,8 @@ class StartupTimer {
   double t0_;
 };
 
-// GPUs the NVIDIA driver shows, counted without a CUDA or NVML call (/proc/driver/nvidia/gpus,
-// else /dev/nvidiaN): 0 on a machine without one. CUDA_VISIBLE_DEVICES narrows it as CUDA would
+// GPUs the NVIDIA driver shows, counted without a CUDA or NVML call (/dev/nvidiaN, else
+// /proc/driver/nvidia/gpus): 0 on a machine without one. CUDA_VISIBLE_DEVICES narrows it as CUDA would
 // (its count of entries; an empty value hides every GPU).
 int gpus_visible_without_cuda();
 
