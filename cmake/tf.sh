@@ -32,7 +32,8 @@ install_deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# Every C++/CUDA source as .clang-format lays it out (column limit 120); the first check of `test`.
+# Every C/C++/CUDA source (headers .h .hpp .cuh included) as .clang-format lays it out (column limit
+# 120); the first check of `test`.
 check_format() {
   local files
   files=$(git ls-files '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' '*.cuh' 2>/dev/null ||
@@ -65,6 +66,7 @@ install_deps
 if [ "$verb" = test ]; then
   check_format
   python3 tools/include_graph.py  # the folders' include graph has no cycle
+  python3 tools/check_citations.py  # every "contract N" names docs/design.md
 fi
 build
 case "$verb" in
