@@ -283,8 +283,10 @@ void run(const BatchArgs& a) {
     fmt::print(stderr, "note: {}\n", report.device_note);
   if (!a.report.empty()) write_report(a.report, report);
   if (!a.quiet) print_summary(report, a);
-  for (const auto& f : report.files)
+  for (const auto& f : report.files) {
     if (f.status == FileResult::Status::Failed) fmt::print(stderr, "error: {}\n", f.reason);
+    if (!f.write_note.empty() && !a.quiet) fmt::print(stderr, "note: {}: {}\n", f.output, f.write_note);
+  }
   if (report.cancelled) {
     using S = FileResult::Status;
     int finished_in_flight = 0, discarded = 0, not_started = 0;
