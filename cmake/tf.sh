@@ -17,7 +17,8 @@ packages=(build-essential cmake ninja-build pkg-config git
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev clang-format python3 dpkg-dev file ccache
-  libopenmpi-dev openmpi-bin libhwy-dev)
+  libopenmpi-dev openmpi-bin libhwy-dev
+  libtiff-tools libvips-tools imagemagick python3-opencv libimage-exiftool-perl)  # tests/core/tiff_variants.py makes its files with them
 
 install_deps() {
   local missing=()
@@ -32,7 +33,8 @@ install_deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# Every C++/CUDA source as .clang-format lays it out (column limit 120); the first check of `test`.
+# Every C/C++/CUDA source (headers .h .hpp .cuh included) as .clang-format lays it out (column limit
+# 120); the first check of `test`.
 check_format() {
   local files
   files=$(git ls-files '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' '*.cuh' 2>/dev/null ||
@@ -65,6 +67,7 @@ install_deps
 if [ "$verb" = test ]; then
   check_format
   python3 tools/include_graph.py  # the folders' include graph has no cycle
+  python3 tools/check_citations.py  # every "contract N" names docs/design.md
 fi
 build
 case "$verb" in

@@ -26,6 +26,15 @@ if(TF_HAVE_TURBOJPEG)
   target_link_libraries(tf_io_tests PRIVATE TF::TurboJPEG)
 endif()
 
+# The TIFF variants (and PNG/JPEG oddities) other tools write, each read, written or refused as
+# docs/formats.md says: made afresh by vips, ImageMagick, libtiff's tools, OpenCV and exiftool where they
+# are installed (cmake/tf.sh installs them), skipped with the reason where not.
+if(TF_HAVE_LIBTIFF)
+  add_test(NAME Io.TiffVariants
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/core/tiff_variants.py $<TARGET_FILE:tilefilter>)
+  set_tests_properties(Io.TiffVariants PROPERTIES LABELS "core;io" SKIP_RETURN_CODE 77 TIMEOUT 180)
+endif()
+
 if(TF_HAVE_TURBOJPEG)
   # test_codec.cpp writes a CMYK JPEG through TurboJPEG itself (nothing else makes one).
   target_compile_definitions(tf_core_tests PRIVATE TF_HAVE_TURBOJPEG)

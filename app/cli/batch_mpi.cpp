@@ -190,7 +190,8 @@ std::string report_to_wire(const BatchReport& r, int rank, const std::string& ho
     const FileResult& f = r.files[i];
     w << static_cast<std::uint64_t>(i) << static_cast<std::int32_t>(f.status) << f.reason << f.width << f.height
       << f.format << static_cast<std::uint64_t>(f.output_bytes) << f.decode_s << f.filter_s << f.encode_s
-      << f.decode_cpu_s << f.encode_cpu_s << f.decoder << f.encoder << f.device << f.tiles << f.retried_tiles;
+      << f.decode_cpu_s << f.encode_cpu_s << f.decoder << f.encoder << f.device << f.tiles << f.retried_tiles
+      << f.write_note;
   }
   w << static_cast<std::uint64_t>(r.devices.size());
   for (const auto& d : r.devices)
@@ -223,7 +224,7 @@ BatchReport report_from_wire(const std::string& bytes, const BatchReport& base, 
     FileResult f;
     in >> i >> status >> f.reason >> f.width >> f.height >> f.format >> output_bytes >> f.decode_s >> f.filter_s >>
         f.encode_s >> f.decode_cpu_s >> f.encode_cpu_s >> f.decoder >> f.encoder >> f.device >> f.tiles >>
-        f.retried_tiles;
+        f.retried_tiles >> f.write_note;
     if (i >= r.files.size()) throw Error(ErrorKind::Internal, "MPI: a file index outside the plan");
     FileResult& slot = r.files[i];
     f.input = std::move(slot.input);

@@ -284,8 +284,10 @@ void run(const BatchArgs& a) {
   if (!a.report.empty()) write_report(a.report, report);
   if (!a.quiet) print_summary(report, a);
   if (a.job.verbose) print_startup_steps();
-  for (const auto& f : report.files)
+  for (const auto& f : report.files) {
     if (f.status == FileResult::Status::Failed) fmt::print(stderr, "error: {}\n", f.reason);
+    if (!f.write_note.empty() && !a.quiet) fmt::print(stderr, "note: {}: {}\n", f.output, f.write_note);
+  }
   if (report.cancelled) {
     using S = FileResult::Status;
     int finished_in_flight = 0, discarded = 0, not_started = 0;

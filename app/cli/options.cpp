@@ -54,8 +54,9 @@ void print_startup_steps() {
 void add_write_flags(CLI::App& cmd, WriteFlags& f) {
   cmd.add_option("--quality", f.quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
   cmd.add_option("--compression", f.compression,
-                 "TIFF: none, deflate, lzw or zstd, optionally with a level (deflate:9); PNG: zlib level 0-9 "
-                 "(default: TIFF keeps the input's compression, else deflate; PNG libpng's default)");
+                 "TIFF: none, deflate, lzw, zstd, packbits or jpeg, optionally with a level (deflate:9) or a JPEG "
+                 "quality (jpeg:90, else --quality); PNG: zlib level 0-9 (default: TIFF keeps the input's "
+                 "compression, or deflate where the output cannot hold it, else deflate; PNG libpng's default)");
   cmd.add_flag("--bigtiff", f.bigtiff, "write BigTIFF (automatic when the TIFF would pass 4 GB)");
   cmd.add_option("--tiff-tile", f.tiff_tile, "write a tiled TIFF with WxH tiles (multiples of 16), e.g. 256x256");
   cmd.add_flag("--tiff-pyramid", f.tiff_pyramid,
@@ -135,9 +136,11 @@ WriteOptions write_options(const WriteFlags& f) {
     auto parse_level = [&](const std::string& text) {
       char* end = nullptr;
       const long v = std::strtol(text.c_str(), &end, 10);
-      if (text.empty() || *end || v < 0 || v > 22)
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22)", f.compression));
+      const bool jpeg = method == "jpeg";
+      if (text.empty() || *end || v < (jpeg ? 1 : 0) || v > (jpeg ? 100 : 22))
+        throw Error(
+            ErrorKind::InvalidArgument,
+            fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22, jpeg a quality 1-100)", f.compression));
       return static_cast<int>(v);
     };
     if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {

@@ -5,6 +5,7 @@
 // and bad input (empty, garbage, a huge header with no data, truncation, a corrupt tile).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -470,6 +471,167 @@ TEST(IoTiff, ReadsJpegInTiff) {
     for (int x = 0; x < 64 * 3; ++x)
       worst = std::max(worst, std::abs(int(img.view().row_as<std::uint8_t>(y)[x]) - int(data[0][y * 64 * 3 + x])));
   EXPECT_LE(worst, 16);
+}
+
+// A smooth picture (JPEG's loss on it is small) of `f`, `w` x `h`.
+Image smooth_image(int w, int h, Format f) {
+  Image img(w, h, f);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < f.channels; ++c)
+        img.view().row_as<std::uint8_t>(y)[x * f.channels + c] =
+            static_cast<std::uint8_t>(128 + 100 * std::sin(0.01 * (x + 1) * (c + 1) + 0.013 * y));
+  return img;
+}
+
+double mean_difference(const ImageView& a, const ImageView& b) {
+  double sum = 0;
+  const int n = a.width * a.format.channels;
+  for (int y = 0; y < a.height; ++y)
+    for (int x = 0; x < n; ++x) sum += std::abs(int(a.row_as<std::uint8_t>(y)[x]) - int(b.row_as<std::uint8_t>(y)[x]));
+  return sum / (static_cast<double>(n) * a.height);
+}
+
+// JPEG-in-TIFF written through libtiff's JPEG codec: gray and RGB (YCbCr 4:2:0), strips (several, the
+// last one short) and tiles, a pyramid; read back by our reader and by libtiff's RGBA interface.
+TEST(IoTiff, WritesJpeg) {
+  if (!TIFFIsCODECConfigured(COMPRESSION_JPEG)) GTEST_SKIP() << "no JPEG in this libtiff";
+  TempDir dir;
+  struct Case {
+    int channels;
+    TileSize tile;
+    bool pyramid;
+  };
+  for (const Case& c : {Case{3, {}, false}, Case{1, {}, false}, Case{3, {64, 48}, false}, Case{3, {}, true}}) {
+    SCOPED_TRACE(
+        fmt::format("{} channels, tile {}x{}, pyramid {}", c.channels, c.tile.width, c.tile.height, c.pyramid));
+    const Image src = smooth_image(203, 1800, Format{PixelType::U8, c.channels});  // strips of 864 rows: 864, 864, 72
+    WriteOptions opt;
+    opt.compression = "jpeg";
+    opt.level = 92;
+    opt.tiff_tile = c.tile;
+    opt.tiff_pyramid = c.pyramid;
+    const std::string path = dir / "j.tif";
+    write_tiff(path, src.view(), opt, {}, 100);
+    ImageInfo info;
+    const Image back = read_tiff(path, 97, &info);
+    EXPECT_EQ(info.compression, "jpeg");
+    ASSERT_EQ(back.format(), src.format());
+    EXPECT_LT(mean_difference(src.view(), back.view()), 1.5);
+    if (c.pyramid) EXPECT_FALSE(info.levels.empty());
+    TIFF* t = TIFFOpen(path.c_str(), "r");
+    ASSERT_TRUE(t);
+    std::uint16_t photo = 0;
+    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo);
+    EXPECT_EQ(photo, c.channels == 3 ? PHOTOMETRIC_YCBCR : PHOTOMETRIC_MINISBLACK);
+    std::vector<std::uint32_t> rgba(203 * 1800);
+    ASSERT_TRUE(TIFFReadRGBAImageOriented(t, 203, 1800, rgba.data(), ORIENTATION_TOPLEFT, 0));
+    EXPECT_NEAR(TIFFGetR(rgba[1799 * 203 + 202]), back.view().row_as<std::uint8_t>(1799)[202 * c.channels], 2);
+    TIFFClose(t);
+  }
+}
+
+// A compression kept from the input that the output cannot hold becomes deflate, with a note; asked
+// for explicitly, it is refused. Old-style JPEG kept is written as JPEG.
+TEST(IoTiff, KeptCompressionFallsBackToDeflate) {
+  TempDir dir;
+  const std::string path = dir / "k.tif";
+  auto compression_of = [&] {
+    TIFF* t = TIFFOpen(path.c_str(), "r");
+    std::uint16_t comp = 0;
+    TIFFGetField(t, TIFFTAG_COMPRESSION, &comp);
+    TIFFClose(t);
+    return comp;
+  };
+  struct Case {
+    Format f;
+    std::string kept;
+    int written;
+    std::string note;
+  };
+  const std::vector<Case> cases{
+      {{PixelType::F32, 3},
+       "jpeg",
+       COMPRESSION_ADOBE_DEFLATE,
+       "the input's jpeg compression holds 8-bit gray or RGB samples, not RGB f32: written with deflate"},
+      {{PixelType::U8, 4}, "jpeg", COMPRESSION_ADOBE_DEFLATE, "not RGBA u8: written with deflate"},
+      {{PixelType::U16, 1}, "jpeg", COMPRESSION_ADOBE_DEFLATE, "not Gray u16"},
+      {{PixelType::F32, 3},
+       "sgilog",
+       COMPRESSION_ADOBE_DEFLATE,
+       "the input's sgilog compression is not written by TileFilter: written with deflate"},
+      {{PixelType::U8, 1}, "ccitt", COMPRESSION_ADOBE_DEFLATE, "ccitt compression is not written"},
+      {{PixelType::U8, 3}, "old-jpeg", COMPRESSION_JPEG, ""},
+      {{PixelType::U8, 3}, "packbits", COMPRESSION_PACKBITS, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(test::describe(c.f) + " " + c.kept);
+    if (c.written == COMPRESSION_JPEG && !TIFFIsCODECConfigured(COMPRESSION_JPEG)) continue;
+    const Image src = random_image(40, 30, c.f, test::test_seed(40));
+    WriteOptions opt;
+    opt.compression = c.kept;
+    opt.compression_from_input = true;
+    auto w = codec().create(path, 40, 30, c.f, {}, opt);
+    w->write_rows(src.view());
+    w->finish();
+    if (c.note.empty()) EXPECT_EQ(w->note(), "");
+    else EXPECT_NE(w->note().find(c.note), std::string::npos) << w->note();
+    EXPECT_EQ(compression_of(), c.written);
+    if (c.written == COMPRESSION_ADOBE_DEFLATE && c.f.type != PixelType::U8)
+      EXPECT_TRUE(same_pixels(src.view(), read_tiff(path).view()));
+    opt.compression_from_input = false;  // asked for: refused
+    if (c.written == COMPRESSION_ADOBE_DEFLATE)
+      EXPECT_EQ(expect_error([&] { codec().create(path, 40, 30, c.f, {}, opt); },
+                             {path, c.kept == "jpeg" ? "JPEG compression holds" : "unknown TIFF compression"}),
+                ErrorKind::InvalidArgument);
+  }
+}
+
+// SGILog (LogLuv, as OpenCV writes float RGB; LogL for gray): libtiff decodes to float, LogLuv's XYZ
+// comes out as the linear RGB it was made from.
+TEST(IoTiff, ReadsSgiLog) {
+  if (!TIFFIsCODECConfigured(COMPRESSION_SGILOG)) GTEST_SKIP() << "no SGILog in this libtiff";
+  TempDir dir;
+  for (int spp : {3, 1}) {
+    SCOPED_TRACE(spp);
+    const int w = 37, h = 21;
+    std::vector<float> rgb(static_cast<std::size_t>(w) * h * 3), stored;
+    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = 0.05f + 0.9f * static_cast<float>((i * 7919) % 1000) / 1000;
+    for (std::size_t p = 0; p < rgb.size() / 3; ++p) {
+      const float r = rgb[3 * p], g = rgb[3 * p + 1], b = rgb[3 * p + 2];
+      const float x = 0.412453f * r + 0.357580f * g + 0.180423f * b, y = 0.212671f * r + 0.715160f * g + 0.072169f * b,
+                  z = 0.019334f * r + 0.119193f * g + 0.950227f * b;
+      if (spp == 3) stored.insert(stored.end(), {x, y, z});
+      else stored.push_back(y);
+    }
+    const std::string path = dir / "log.tif";
+    TIFF* t = TIFFOpen(path.c_str(), "w");
+    ASSERT_TRUE(t);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp == 3 ? PHOTOMETRIC_LOGLUV : PHOTOMETRIC_LOGL);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_SGILOG);
+    TIFFSetField(t, TIFFTAG_SGILOGDATAFMT, SGILOGDATAFMT_FLOAT);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
+    for (int y = 0; y < h; ++y) ASSERT_EQ(TIFFWriteScanline(t, &stored[static_cast<std::size_t>(y) * w * spp], y), 1);
+    TIFFClose(t);
+    ImageInfo info;
+    const Image img = read_tiff(path, 5, &info);
+    EXPECT_EQ(info.compression, "sgilog");
+    ASSERT_EQ(img.format(), (Format{PixelType::F32, spp}));
+    double worst = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w * spp; ++x) {
+        const std::size_t i = static_cast<std::size_t>(y) * w * spp + x;
+        const float want = spp == 3 ? rgb[i] : stored[i];
+        worst = std::max(worst, std::abs(double(img.view().row_as<float>(y)[x]) - want));
+      }
+    // LogLuv 32 keeps luminance to 0.3 % and chroma (u', v') in steps of 1/410: RGB within a few hundredths.
+    EXPECT_LT(worst, spp == 3 ? 0.03 : 0.005);
+    if (spp == 3) EXPECT_NE(info.note.find("linear RGB"), std::string::npos) << info.note;
+  }
 }
 
 TEST(IoTiff, RefusesSignedAndOddSamples) {

@@ -37,8 +37,9 @@ void BatchRun::encode_loop(int lane) {
       eo.quality = opt_.quality;
       eo.strip = opt_.strip;
       eo.gray_alpha = w->info.stored_channels == 2;
+      keep_input_compression(eo, w->info);
       if (w->encoded) write_file_atomically(out, w->bytes);
-      else encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata);
+      else encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata, &r.write_note);
       const double t1 = tel_.now();
       if (!w->encoded) r.encode_s = t1 - t0;  // else the GPU's encode time, from its events
       r.encode_cpu_s = thread_cpu_s() - c0;

@@ -87,6 +87,7 @@ std::string batch_report_json(const BatchReport& r) {
               {"retried_tiles", f.retried_tiles}};
     if (!f.reason.empty()) j["reason"] = f.reason;
     if (!f.codec_note.empty()) j["codec_note"] = f.codec_note;
+    if (!f.write_note.empty()) j["write_note"] = f.write_note;
     if (!r.ranks.empty()) j["rank"] = f.rank;
     files.push_back(std::move(j));
   }

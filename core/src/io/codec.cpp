@@ -36,10 +36,11 @@ Image decode_file(const std::string& path, const Limits& limits, const PixelAllo
 }
 
 void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options,
-                 const Metadata& metadata) {
+                 const Metadata& metadata, std::string* note) {
   auto writer = create_image(path, image.width, image.height, image.format, metadata, options);
   writer->write_rows(image);
   writer->finish();
+  if (note) *note = writer->note();
 }
 
 }  // namespace tf

@@ -114,6 +114,12 @@ std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, in
 
 bool writer_streams(const std::string& path) { return io::format_for_extension(extension_of(path)) != nullptr; }
 
+void keep_input_compression(WriteOptions& options, const ImageInfo& input) {
+  if (!options.compression.empty() || input.codec != "libtiff" || input.compression.empty()) return;
+  options.compression = input.compression;
+  options.compression_from_input = true;
+}
+
 std::unique_ptr<ImageReader> ImageReader::open_level(int index) const {
   throw Error(ErrorKind::InvalidArgument, fmt::format("no reduced level {} ({} levels)", index, info_.levels.size()));
 }

@@ -128,8 +128,7 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   Metadata metadata = options.write.strip ? Metadata{} : info.metadata;
   WriteOptions write = options.write;
   write.gray_alpha = write.gray_alpha || info.stored_channels == 2;
-  if (write.compression.empty() && !info.compression.empty() && info.codec == "libtiff")
-    write.compression = info.compression;
+  keep_input_compression(write, info);
   report.encoder = encoder_for(output, info.format);
 
   const Halo halo = chain_halo(chain);
@@ -174,6 +173,7 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
     const auto t2 = std::chrono::steady_clock::now();
     writer->write_rows(dst.view());
     writer->finish();
+    if (!writer->note().empty()) add_note(writer->note());
     report.encode_s = seconds_since(t2);
     report.width = src.width();
     report.height = src.height();
@@ -315,6 +315,7 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   if (job.cancel && job.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
   const auto t0 = std::chrono::steady_clock::now();
   writer->finish();
+  if (!writer->note().empty()) add_note(writer->note());
   report.encode_s += seconds_since(t0);
   report.job.wall_s = report.filter_s;
   report.wall_s = seconds_since(t_start);

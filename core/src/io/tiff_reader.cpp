@@ -11,8 +11,12 @@
 // 1/2/4-bit gray and bilevel are expanded to u8 (0..255), palette images (1..8-bit indices) to RGB
 // u8 through the colormap (16-bit entries scaled; a colormap of 8-bit values, a common writer bug,
 // is used as it is); min-is-white is inverted. Associated (premultiplied) alpha is delivered as stored.
+// SGILog (LogLuv, LogL: OpenCV's float TIFFs) is decoded to float by libtiff (SGILOGDATAFMT_FLOAT) and
+// delivered as f32: LogL as gray, LogLuv's CIE XYZ turned into linear RGB (sRGB primaries, D65 white,
+// the matrix OpenCV's XYZ conversions use), so that what OpenCV wrote from RGB comes back as that RGB.
 // Refused with a message: signed integer, 32-bit integer, 16/64-bit float and complex samples, other
-// bit depths, CMYK/Lab/YCbCr without JPEG compression, palettes with extra samples.
+// bit depths (12-bit JPEG included), CMYK/Lab/YCbCr without JPEG compression, old-style JPEG, palettes
+// with extra samples.
 // Reduced levels (ImageInfo::levels): the first page's SubIFDs and the reduced-resolution pages
 // right after it, each opened and checked at open as the image is, kept when they have its format
 // and shrink; open_level() makes a reader on one (every worker handle moved to its directory).
@@ -58,6 +62,8 @@ std::string compression_name(int c) {
     case COMPRESSION_CCITTFAX3:
     case COMPRESSION_CCITTFAX4: return "ccitt";
     case COMPRESSION_LZMA: return "lzma";
+    case COMPRESSION_SGILOG:
+    case COMPRESSION_SGILOG24: return "sgilog";
     case COMPRESSION_WEBP: return "webp";
     case COMPRESSION_LERC: return "lerc";
     case COMPRESSION_JXL: return "jxl";
@@ -155,17 +161,25 @@ class TiffReader final : public ImageReader {
 
     std::uint16_t bps = 1, spp = 1, sfmt = SAMPLEFORMAT_UINT, photo = PHOTOMETRIC_MINISBLACK,
                   planar = PLANARCONFIG_CONTIG, comp = COMPRESSION_NONE;
+    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &comp);
+    if (comp == COMPRESSION_SGILOG || comp == COMPRESSION_SGILOG24) {
+      sgilog_ = true;  // libtiff decodes it to 32-bit float samples; its tags then say so
+      TIFFSetField(t, TIFFTAG_SGILOGDATAFMT, SGILOGDATAFMT_FLOAT);
+    }
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &sfmt);
     TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &comp);
     if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo)) photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     info_.compression = compression_name(comp);
     if (!TIFFIsCODECConfigured(comp))
       fail(ErrorKind::Decode, path_, fmt::format("{} compression is not in this build of libtiff", info_.compression));
 
     // Sample type.
+    if (comp == COMPRESSION_OJPEG)
+      fail(ErrorKind::Decode, path_, "old-style JPEG compression (TIFF 6.0, compression 6) is not supported");
+    if ((comp == COMPRESSION_JPEG || comp == COMPRESSION_OJPEG) && bps != 8)
+      fail(ErrorKind::Decode, path_, fmt::format("{}-bit JPEG compression is not supported (8-bit only)", bps));
     if (sfmt == SAMPLEFORMAT_INT) fail(ErrorKind::Decode, path_, "signed integer samples are not supported");
     if (sfmt == SAMPLEFORMAT_IEEEFP) {
       if (bps != 32)
@@ -196,7 +210,17 @@ class TiffReader final : public ImageReader {
         jpeg_rgb_ = true;
         colors = 3;
         break;
+      case PHOTOMETRIC_LOGL:
+      case PHOTOMETRIC_LOGLUV:
+        if (!sgilog_)
+          fail(ErrorKind::Decode, path_, "LogLuv/LogL samples without SGILog compression are not supported");
+        colors = photo == PHOTOMETRIC_LOGLUV ? 3 : 1;
+        xyz_ = photo == PHOTOMETRIC_LOGLUV;
+        break;
       case PHOTOMETRIC_SEPARATED: fail(ErrorKind::Decode, path_, "CMYK (separated) TIFF is not supported");
+      case PHOTOMETRIC_CIELAB:
+      case PHOTOMETRIC_ICCLAB:
+      case PHOTOMETRIC_ITULAB: fail(ErrorKind::Decode, path_, "CIE L*a*b* TIFF is not supported");
       default: fail(ErrorKind::Decode, path_, fmt::format("photometric interpretation {} is not supported", photo));
     }
     if (spp < colors)
@@ -230,6 +254,7 @@ class TiffReader final : public ImageReader {
 
     // Layout: units (strips or tiles), rows of units ("chunk rows"), planes.
     separate_ = planar == PLANARCONFIG_SEPARATE && spp > 1;
+    if (separate_ && xyz_) fail(ErrorKind::Decode, path_, "LogLuv in separate planes is not supported");
     tiled_ = TIFFIsTiled(t);
     if (tiled_) {
       std::uint32_t tw = 0, th = 0;
@@ -304,6 +329,9 @@ class TiffReader final : public ImageReader {
 
     read_metadata(t);
     if (place_.full()) find_levels(pages);
+    if (xyz_)
+      info_.note +=
+          std::string(info_.note.empty() ? "" : "; ") + "SGILog CIE XYZ read as linear RGB (sRGB primaries, D65)";
   }
 
   std::unique_ptr<ImageReader> open_level(int index) const override {
@@ -437,6 +465,7 @@ class TiffReader final : public ImageReader {
       if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "cannot be opened again"));
       if (!go_to(h.tif, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level lost"));
       if (jpeg_rgb_) TIFFSetField(h.tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+      if (sgilog_) TIFFSetField(h.tif, TIFFTAG_SGILOGDATAFMT, SGILOGDATAFMT_FLOAT);
     }
     return h;
   }
@@ -488,6 +517,7 @@ class TiffReader final : public ImageReader {
     }
     if (identity_) {
       std::memcpy(dst, src, static_cast<std::size_t>(n) * info_.format.pixel_bytes());
+      if (xyz_) xyz_to_rgb(reinterpret_cast<float*>(dst), n);
       return;
     }
     const auto& tg = targets_[plane];
@@ -498,7 +528,20 @@ class TiffReader final : public ImageReader {
         break;
       case PixelType::F32:
         map_samples(reinterpret_cast<const float*>(src), n, ns, reinterpret_cast<float*>(dst), tg);
+        if (xyz_ && !separate_) xyz_to_rgb(reinterpret_cast<float*>(dst), n);
         break;
+    }
+  }
+
+  // CIE XYZ to linear RGB with sRGB primaries and a D65 white (IEC 61966-2-1; the inverse of the matrix
+  // OpenCV's COLOR_BGR2XYZ applies before it writes LogLuv), in place on the first three channels.
+  void xyz_to_rgb(float* px, int n) const {
+    const int oc = info_.format.channels;
+    for (int i = 0; i < n; ++i, px += oc) {
+      const float x = px[0], y = px[1], z = px[2];
+      px[0] = 3.240479f * x - 1.537150f * y - 0.498535f * z;
+      px[1] = -0.969256f * x + 1.875991f * y + 0.041556f * z;
+      px[2] = 0.055648f * x - 0.204043f * y + 1.057311f * z;
     }
   }
 
@@ -519,7 +562,8 @@ class TiffReader final : public ImageReader {
   PixelType type_ = PixelType::U8;
   int bps_ = 8, spp_ = 1;
   bool invert_ = false, palette_ = false, jpeg_rgb_ = false, separate_ = false, tiled_ = false, identity_ = false;
-  std::vector<std::uint8_t> pal_;  // 256 x RGB
+  bool sgilog_ = false, xyz_ = false;  // SGILog decoded to float; LogLuv's XYZ turned into RGB
+  std::vector<std::uint8_t> pal_;      // 256 x RGB
   int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, planes_ = 1, unit_samples_ = 1;
   std::uint64_t row_stride_ = 0;
   std::vector<std::vector<Target>> targets_;      // per plane

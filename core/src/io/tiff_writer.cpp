@@ -5,8 +5,13 @@
 // rows / tile rows (about 2 units per thread). A full batch goes to the workers while the caller
 // fills the next one; each worker encodes one strip/tile at a time with libtiff's own codec on a
 // private in-memory TIFF (predictor and compression exactly as libtiff writes them — Deflate through
-// libdeflate where libtiff has it, LZW, ZSTD), and the caller appends the compressed units to the
-// file in order with TIFFWriteRawStrip/Tile. Memory: two batches and their compressed units.
+// libdeflate where libtiff has it, LZW, ZSTD, PackBits, JPEG), and the caller appends the compressed
+// units to the file in order with TIFFWriteRawStrip/Tile. Memory: two batches and their compressed units.
+// JPEG (8-bit gray, or RGB stored as YCbCr 4:2:0 as vips and libtiff's tools write it): each strip or
+// tile a complete JPEG stream with its own tables (JPEGTABLESMODE 0, so no JPEGTables tag has to match
+// units made on different handles), strips a multiple of 16 rows. A compression kept from the input
+// that the output cannot hold (JPEG for 16-bit, float or alpha; methods not written here) becomes
+// deflate, and note() says so; asked for explicitly, it is refused.
 // Metadata: ICC profile, XMP, orientation and the IFD0 text tags of the EXIF block (Make, Model,
 // Artist, Copyright, DateTime, Software, ImageDescription). The EXIF sub-IFD (camera settings:
 // exposure, lens, GPS) is not carried into TIFF output.
@@ -43,7 +48,34 @@ struct UnitSetup {
   bool tiled = false;
   int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE, predictor = PREDICTOR_NONE,
       level = -1;
+  int photometric() const {
+    if (compression == COMPRESSION_JPEG && spp == 3) return PHOTOMETRIC_YCBCR;
+    return spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+  }
 };
+
+// The tags that describe the samples and their coding, the same on the file and on every unit encoder.
+void set_sample_tags(TIFF* t, const UnitSetup& s) {
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, s.spp);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, s.bits);
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, s.sample_format);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, s.photometric());
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  if (s.spp == 2 || s.spp == 4) {
+    const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
+    TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+  }
+  TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
+  if (s.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, s.predictor);
+  if (s.compression == COMPRESSION_JPEG) {
+    TIFFSetField(t, TIFFTAG_JPEGTABLESMODE, 0);  // every unit carries its own tables
+    if (s.photometric() == PHOTOMETRIC_YCBCR) {
+      float reference[6] = {0, 255, 128, 255, 128, 255};  // full-range YCbCr, as libjpeg codes it
+      TIFFSetField(t, TIFFTAG_YCBCRSUBSAMPLING, 2, 2);
+      TIFFSetField(t, TIFFTAG_REFERENCEBLACKWHITE, reference);
+    }
+  }
+}
 
 // libtiff's codec for one worker thread, on a private TIFF in memory: each strip/tile is written
 // there as unit 0 with TIFFWriteEncodedStrip/Tile (libtiff applies the predictor and compresses —
@@ -67,17 +99,11 @@ class UnitEncoder {
     TIFF* t = tif_;
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(s.unit_width));
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(s.unit_height));
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, s.spp);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, s.bits);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, s.sample_format);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, s.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    if (s.spp == 2 || s.spp == 4) {
-      const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
-      TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+    set_sample_tags(t, s);
+    if (s.compression == COMPRESSION_JPEG) {
+      TIFFSetField(t, TIFFTAG_JPEGQUALITY, s.level);
+      if (s.photometric() == PHOTOMETRIC_YCBCR) TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     }
-    TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
-    if (s.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, s.predictor);
     if (s.level >= 0 && s.compression == COMPRESSION_ADOBE_DEFLATE)
       TIFFSetField(t, TIFFTAG_ZIPQUALITY, std::min(s.level, 12));
     if (s.level >= 1 && s.compression == COMPRESSION_ZSTD) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, std::min(s.level, 22));
@@ -152,24 +178,15 @@ class TiffWriter final : public ImageWriter {
     row_bytes_ = static_cast<std::size_t>(W_) * spp_ * bytes_;
 
     // Compression.
-    const std::string& c = options.compression;
-    int compression = COMPRESSION_NONE;
-    if (c.empty() || c == "deflate" || c == "zip") compression = COMPRESSION_ADOBE_DEFLATE;
-    else if (c == "none") compression = COMPRESSION_NONE;
-    else if (c == "lzw") compression = COMPRESSION_LZW;
-    else if (c == "zstd") compression = COMPRESSION_ZSTD;
-    else
-      fail(ErrorKind::InvalidArgument, path_,
-           fmt::format("unknown TIFF compression '{}' (choose none, deflate, lzw{})", c,
-                       TIFFIsCODECConfigured(COMPRESSION_ZSTD) ? ", zstd" : ""));
-    if (!TIFFIsCODECConfigured(static_cast<std::uint16_t>(compression)))
-      fail(ErrorKind::InvalidArgument, path_, fmt::format("this build of libtiff cannot write {} compression", c));
+    const int compression = choose_compression(options, format);
     setup_.compression = compression;
     setup_.level = options.level;
+    if (compression == COMPRESSION_JPEG)
+      setup_.level = options.level >= 1 ? std::min(options.level, 100) : options.quality;
     setup_.spp = spp_;
     setup_.bits = 8 * bytes_;
     setup_.sample_format = format.type == PixelType::F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT;
-    if (compression != COMPRESSION_NONE)
+    if (compression == COMPRESSION_ADOBE_DEFLATE || compression == COMPRESSION_LZW || compression == COMPRESSION_ZSTD)
       setup_.predictor = format.type == PixelType::F32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL;
 
     // Layout.
@@ -185,6 +202,7 @@ class TiffWriter final : public ImageWriter {
       uw_ = W_;
       const std::size_t target = 512 * 1024;  // bytes a strip, before compression
       uh_ = static_cast<int>(std::clamp<std::size_t>((target + row_bytes_ / 2) / row_bytes_, 1, H_));
+      if (compression == COMPRESSION_JPEG) uh_ = std::min(H_, (uh_ + 15) / 16 * 16);  // whole 4:2:0 MCU rows
     }
     setup_.tiled = tiled_;
     setup_.unit_width = uw_;
@@ -204,17 +222,7 @@ class TiffWriter final : public ImageWriter {
     TIFF* t = tif_.get();
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(W_));
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(H_));
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp_);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, setup_.bits);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, setup_.sample_format);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp_ >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    if (spp_ == 2 || spp_ == 4) {
-      const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
-      TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
-    }
-    TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
-    if (setup_.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, setup_.predictor);
+    set_sample_tags(t, setup_);
     if (tiled_) {
       TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(uw_));
       TIFFSetField(t, TIFFTAG_TILELENGTH, static_cast<std::uint32_t>(uh_));
@@ -274,6 +282,8 @@ class TiffWriter final : public ImageWriter {
     }
   }
 
+  std::string note() const override { return note_; }
+
   void finish() override {
     if (failed_) fail(ErrorKind::InvalidArgument, path_, "cannot finish after a failed write");
     if (next_row_ != H_) fail(ErrorKind::InvalidArgument, path_, fmt::format("{} of {} rows written", next_row_, H_));
@@ -293,6 +303,46 @@ class TiffWriter final : public ImageWriter {
   }
 
  private:
+  // The libtiff compression for options.compression ("" = deflate). One the output cannot hold, or
+  // that is not written here, is refused when asked for and replaced by deflate (with note_) when it
+  // was only kept from the input.
+  int choose_compression(const WriteOptions& options, const Format& format) {
+    std::string c = options.compression.empty() || options.compression == "zip" ? "deflate" : options.compression;
+    if (c == "old-jpeg" && options.compression_from_input) c = "jpeg";  // the same pixels, as JPEG is written today
+    static constexpr std::pair<const char*, int> kMethods[] = {
+        {"none", COMPRESSION_NONE}, {"deflate", COMPRESSION_ADOBE_DEFLATE}, {"lzw", COMPRESSION_LZW},
+        {"zstd", COMPRESSION_ZSTD}, {"packbits", COMPRESSION_PACKBITS},     {"jpeg", COMPRESSION_JPEG}};
+    int compression = -1;
+    for (const auto& [name, code] : kMethods)
+      if (c == name) compression = code;
+    std::string why;  // after "<name> compression"
+    if (compression < 0) {
+      why = "is not written by TileFilter";
+    } else if (!TIFFIsCODECConfigured(static_cast<std::uint16_t>(compression))) {
+      why = "is not in this build of libtiff";
+      compression = -1;
+    } else if (compression == COMPRESSION_JPEG && !(format.type == PixelType::U8 && (spp_ == 1 || spp_ == 3))) {
+      why = fmt::format("holds 8-bit gray or RGB samples, not {}",
+                        gray_alpha_ ? fmt::format("gray+alpha {}", to_string(format.type)) : to_string(format));
+      compression = -1;
+    }
+    if (compression >= 0) return compression;
+    if (options.compression_from_input) {
+      note_ = fmt::format("the input's {} compression {}: written with deflate", options.compression, why);
+      return COMPRESSION_ADOBE_DEFLATE;
+    }
+    std::string choices;
+    for (const auto& [name, code] : kMethods)
+      if (TIFFIsCODECConfigured(static_cast<std::uint16_t>(code)))
+        choices += (choices.empty() ? "" : ", ") + std::string(name);
+    if (c == "jpeg")
+      fail(ErrorKind::InvalidArgument, path_,
+           fmt::format("JPEG compression {} (choose deflate, lzw, zstd or none)", why));
+    if (why.starts_with("is not in"))
+      fail(ErrorKind::InvalidArgument, path_, fmt::format("this build of libtiff cannot write {} compression", c));
+    fail(ErrorKind::InvalidArgument, path_, fmt::format("unknown TIFF compression '{}' (choose {})", c, choices));
+  }
+
   struct Batch {
     std::vector<std::uint8_t> pixels;  // group_chunks_ * uh_ rows, stored layout
     int first_row = 0, rows = 0;
@@ -403,11 +453,20 @@ class TiffWriter final : public ImageWriter {
       TIFFSetField(d, TIFFTAG_SAMPLEFORMAT, sf);
       TIFFSetField(d, TIFFTAG_PHOTOMETRIC, photo);
       TIFFSetField(d, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+      if (photo == PHOTOMETRIC_YCBCR) {  // JPEG: the level's subsampling and reference values, as written there
+        std::uint16_t sub_h = 2, sub_v = 2;
+        float* reference = nullptr;
+        TIFFGetFieldDefaulted(s, TIFFTAG_YCBCRSUBSAMPLING, &sub_h, &sub_v);
+        TIFFSetField(d, TIFFTAG_YCBCRSUBSAMPLING, sub_h, sub_v);
+        if (TIFFGetFieldDefaulted(s, TIFFTAG_REFERENCEBLACKWHITE, &reference) && reference)
+          TIFFSetField(d, TIFFTAG_REFERENCEBLACKWHITE, reference);
+      }
       if (spp == 2 || spp == 4) {
         const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
         TIFFSetField(d, TIFFTAG_EXTRASAMPLES, 1, extra);
       }
       TIFFSetField(d, TIFFTAG_COMPRESSION, comp);
+      if (comp == COMPRESSION_JPEG) TIFFSetField(d, TIFFTAG_JPEGTABLESMODE, 0);
       if (pred != PREDICTOR_NONE) TIFFSetField(d, TIFFTAG_PREDICTOR, pred);
       TIFFSetField(d, TIFFTAG_TILEWIDTH, tw);
       TIFFSetField(d, TIFFTAG_TILELENGTH, th);
@@ -484,6 +543,14 @@ class TiffWriter final : public ImageWriter {
       if (!tiled_) b.out[i].assign(data, data + size);
       return;
     }
+    const int rows = static_cast<int>(size / row_bytes_);
+    if (!tiled_ && setup_.compression == COMPRESSION_JPEG && rows < uh_) {
+      // The last strip: a JPEG stream is exactly as tall as its strip (libtiff codes the unit's height).
+      UnitSetup last = setup_;
+      last.unit_height = rows;
+      UnitEncoder(last).encode(data, size, b.out[i], path_);
+      return;
+    }
     auto& enc = encoders_[worker];
     if (!enc) enc = std::make_unique<UnitEncoder>(setup_);
     enc->encode(data, size, b.out[i], path_);
@@ -513,6 +580,7 @@ class TiffWriter final : public ImageWriter {
   std::unique_ptr<TIFF, TiffClose> tif_;
   UnitSetup setup_;
   bool gray_alpha_ = false, tiled_ = false, failed_ = false;
+  std::string note_;  // what note() says
   int spp_ = 1, bytes_ = 1;
   std::size_t row_bytes_ = 0, unit_row_bytes_ = 0;
   int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, group_chunks_ = 1, threads_ = 1;

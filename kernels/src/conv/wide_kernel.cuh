@@ -7,7 +7,7 @@
 // intermediate and the column taps (WideColumnLayout) with asynchronous copies and its 512 threads
 // slide 8-row runs down it, so every intermediate pixel a block stages feeds about kh FMAs per
 // channel instead of 8. Every tap comes from shared memory, four at a time. The FMAs per output
-// run in the order of contract 2, so the bits equal the fused kernels' and the CPU's. Shapes:
+// run in the order of docs/design.md, contract 2, so the bits equal the fused kernels' and the CPU's. Shapes:
 // wide_launch_shape() (launch_shape.hpp). Device code only.
 #pragma once
 #include <cuda_runtime.h>

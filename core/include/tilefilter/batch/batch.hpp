@@ -68,6 +68,7 @@ struct FileResult {
   double decode_cpu_s = 0, encode_cpu_s = 0;  // CPU time of the codec thread: per-core codec speed
   std::string decoder, encoder;               // "libjpeg", "nvjpeg-hardware", "nvjpeg"
   std::string codec_note;                     // why a JPEG meant for a GPU codec went to the CPU
+  std::string write_note;                     // what the writer chose instead, e.g. deflate for a float JPEG TIFF
   std::string device;                         // "cpu0", or "gpu0+gpu1" when the image was split
   int tiles = 0;
   int retried_tiles = 0;  // tile attempts that failed on a device and were retried

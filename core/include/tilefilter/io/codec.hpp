@@ -32,8 +32,9 @@ Image decode_memory(std::span<const unsigned char> bytes, const std::string& nam
 
 // Writes atomically through create_image (io.hpp): a temporary file beside the target, renamed when
 // complete. `metadata` is written unless options.strip (formats that cannot hold it drop it).
+// `note`, when given, receives the writer's note (ImageWriter::note()).
 void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options = {},
-                 const Metadata& metadata = {});
+                 const Metadata& metadata = {}, std::string* note = nullptr);
 
 bool is_image_extension(const std::string& path);                        // can we try to decode this file?
 std::string codec_for(const std::string& path);                          // decoder: "stb", "turbojpeg", "opencv"

@@ -73,9 +73,14 @@ class ImageReader {
 };
 
 struct WriteOptions {
-  int quality = 95;         // JPEG, WebP: 1..100
-  std::string compression;  // TIFF: none, lzw, deflate, zstd; "" = deflate (or the input's, by the caller)
-  int level = -1;           // deflate / zstd / PNG zlib level; -1 = the library's default
+  int quality = 95;  // JPEG, WebP: 1..100
+  // TIFF: none, lzw, deflate, zstd, packbits, jpeg; "" = deflate (or the input's: keep_input_compression).
+  std::string compression;
+  // The compression is the input's, not asked for: where the output cannot hold it (JPEG for anything
+  // but 8-bit gray or RGB, a method this writer does not write) the writer takes deflate and says so
+  // in note(), instead of refusing.
+  bool compression_from_input = false;
+  int level = -1;           // deflate / zstd / PNG zlib level, JPEG-in-TIFF quality; -1 = the default
   bool bigtiff = false;     // TIFF: BigTIFF even when classic TIFF would do (automatic past 4 GB)
   TileSize tiff_tile{};     // TIFF: tiles of this size (multiples of 16); 0 x 0 = strips
   bool gray_alpha = false;  // write 4-channel rows as gray+alpha (the input was gray+alpha)
@@ -94,7 +99,14 @@ class ImageWriter {
   virtual void write_rows(const ImageView& rows) = 0;
   // Completes the file and renames it onto the target path (temp + rename: all or nothing).
   virtual void finish() = 0;
+  // One line for the user on what the writer chose differently from what it was asked, e.g. "the
+  // input's jpeg compression cannot hold RGB f32 samples: written with deflate"; empty if nothing.
+  virtual std::string note() const { return {}; }
 };
+
+// Where `input` was a TIFF, `options` keeps its compression unless one was asked for (marked
+// compression_from_input, so a TIFF writer that cannot hold it falls back; other formats ignore it).
+void keep_input_compression(WriteOptions& options, const ImageInfo& input);
 
 // Opens `path` with the reader its bytes call for (not its extension). Size checks happen here,
 // before any pixel memory: formats read Whole against limits.max_pixels, streaming ones against
