@@ -189,8 +189,8 @@ class CudaDevice final : public Device {
         std::size_t fft = 0;
         for (const auto& stage : *job.chain)
           if (fft_stage(stage))
-            fft = std::max(fft, fft_bytes_estimate(side, side, stage.convs[0].kernel.width,
-                                                   stage.convs[0].kernel.height, job.src.format.channels));
+            fft = std::max(
+                fft, fft_bytes_estimate(stage.convs[0].kernel, job.src.width, job.src.height, job.src.format.channels));
         return tile_working_set({side, side}, job.src.format, halo) + fft <= budget;
       };
       int side = kFftTileSide;
@@ -305,7 +305,9 @@ class CudaDevice final : public Device {
     const Format format = job.src.format;
     const std::size_t ps = format.pixel_bytes();
     const cudaStream_t s = l.stream.get();
-    const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode);
+    std::vector<bool> on_blocks;  // FFT stages run on their fixed grid (docs/design.md, contract 2)
+    for (const Stage& stage : chain) on_blocks.push_back(!job.exact && fft_stage(stage));
+    const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode, on_blocks);
     // Whether buffers.maps still holds h_maps' maps; the lane does not count on it again until this
     // tile has run (process()), so a tile that fails anywhere below leaves the next one sending its maps.
     bool maps_kept = std::exchange(l.maps_on_device, false);
