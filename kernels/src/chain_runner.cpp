@@ -5,6 +5,7 @@
 
 #include "conv/conv_kernels.hpp"
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
 
@@ -74,9 +75,8 @@ LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& for
       n.inter = std::max(
           n.inter, wide_intermediate_bytes({conv_kind(conv, format.type), sample_type(format.type), format.channels,
                                             c.width, c.height, conv.kernel.width, conv.kernel.height}));
-    if (fft && fft_stage(chain[s]) && c.width > 0 && c.height > 0) {
-      const Kernel& k = chain[s].convs[0].kernel;
-      const FftShape shape = fft_shape(c.width, c.height, k.width, k.height, format.channels);
+    if (fft && plan.stages[s].on_blocks && c.width > 0 && c.height > 0) {
+      const FftShape shape = fft_shape(plan.stages[s].grid, format.channels);
       n.fft = std::max(n.fft, fft_layout(shape, fft->work_bytes(shape)).total);
       n.spectrum = std::max(n.spectrum, fft_spectrum_bytes(shape));
     }
@@ -119,7 +119,8 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     a.width = sp.computed.width;
     a.height = sp.computed.height;
     a.inter = buffers.inter.data();
-    if (fft && fft_stage(stage)) {
+    if (sp.on_blocks) {
+      if (!fft) throw Error(ErrorKind::Internal, "an FFT stage planned on blocks without the lane's cuFFT plans");
       const Convolution& conv = stage.convs[0];
       a.origin_x = sp.convs[0].origin_x;
       a.origin_y = sp.convs[0].origin_y;
@@ -129,7 +130,8 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
       a.epilogue = Epilogue::Store;
       FftLane lane = *fft;
       lane.buffer = buffers.fft.data();
-      if (auto spectrum = run_fft_stage(a, type, format.channels, conv.kernel, lane, stream))
+      const FftBlockArgs blocks{sp.grid, sp.plane, sp.computed, plan.image_w, plan.image_h};
+      if (auto spectrum = run_fft_stage(a, blocks, type, format.channels, conv.kernel, lane, stream))
         buffers.spectra_in_use.push_back(std::move(spectrum));
       in = out;
       continue;

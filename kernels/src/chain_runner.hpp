@@ -51,7 +51,7 @@ struct LaneNeeds {
   std::size_t total() const { return upload + 2 * stage + scratch + inter + maps + fft + spectrum; }
 };
 // `fft`: the lane's cuFFT plans when the job may take the FFT path (not exact), else null (every
-// stage direct). Makes the plans it sizes.
+// stage direct). Makes the plans it sizes for the plan's FFT stages (StagePlan::on_blocks).
 LaneNeeds lane_needs(const Chain& chain, const TilePlan& plan, const Format& format, FftPlans* fft = nullptr);
 
 // One lane's device buffers, grown on demand and reused for every tile.
@@ -70,9 +70,9 @@ struct LaneBuffers {
 // Launches every stage of `plan` on `stream`. `input` holds the uploaded pixels (plan.columns x
 // plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out. Each
 // convolution's launch shape is chosen for `multiprocessors`; `launched`, when given, receives them
-// in launch order. `fft` (plans and spectra; null for exact jobs) sends the stages that fft_stage()
-// through cuFFT, using buffers.fft sized by lane_needs with the same plans. The previous tile on
-// this stream must be finished (its spectra are released here).
+// in launch order. `fft` (plans and spectra; null for exact jobs) sends the stages the plan put on
+// their FFT grid (StagePlan::on_blocks) through cuFFT, using buffers.fft sized by lane_needs with the
+// same plans. The previous tile on this stream must be finished (its spectra are released here).
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
                        cudaStream_t stream, const FftLane* fft = nullptr, std::vector<LaunchShape>* launched = nullptr);

@@ -79,8 +79,8 @@ TileSize CudaDevice::preferred_tile(const TileJob& job) const {
       std::size_t fft = 0;
       for (const auto& stage : *job.chain)
         if (fft_stage(stage))
-          fft = std::max(fft, fft_bytes_estimate(side, side, stage.convs[0].kernel.width, stage.convs[0].kernel.height,
-                                                 job.src.format.channels));
+          fft = std::max(
+              fft, fft_bytes_estimate(stage.convs[0].kernel, job.src.width, job.src.height, job.src.format.channels));
       return tile_working_set({side, side}, job.src.format, halo) + fft <= budget;
     };
     int side = kFftTileSide;

@@ -57,7 +57,9 @@ void CudaDevice::run_tile(const TileWork& work, Lane& l) {
   const Format format = job.src.format;
   const std::size_t ps = format.pixel_bytes();
   const cudaStream_t s = l.stream.get();
-  const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode);
+  std::vector<bool> on_blocks;  // FFT stages run on their fixed grid (docs/design.md, contract 2)
+  for (const Stage& stage : chain) on_blocks.push_back(!job.exact && fft_stage(stage));
+  const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode, on_blocks);
   // Whether buffers.maps still holds h_maps' maps; the lane does not count on it again until this
   // tile has run (process()), so a tile that fails anywhere below leaves the next one sending its maps.
   bool maps_kept = std::exchange(l.maps_on_device, false);

@@ -110,20 +110,37 @@ StagePlan::Span longest_shift(const std::vector<int>& maps, int offset, int leng
 
 }  // namespace
 
-TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode) {
+TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode,
+                   const std::vector<bool>& on_blocks) {
   TilePlan plan;
-  std::size_t map_entries = 0;  // a column and a row map for every stage's plane
-  for (Rect r = tile.in; const Stage& stage : chain) {
-    map_entries += static_cast<std::size_t>(r.width) + static_cast<std::size_t>(r.height);
-    r = shrink(r, stage.halo());
+  plan.image_w = image_w;
+  plan.image_h = image_h;
+  // Every stage's plane, then the chain's output: tile.in shrunk stage by stage, or reaching whole
+  // blocks for FFT stages.
+  std::vector<Rect> planes;
+  if (std::find(on_blocks.begin(), on_blocks.end(), true) != on_blocks.end()) {
+    planes = stage_planes(chain, on_blocks, tile.out, image_w, image_h);
+    planes.push_back(tile.out);
+  } else {
+    Rect r = tile.in;
+    for (const Stage& stage : chain) {
+      planes.push_back(r);
+      r = shrink(r, stage.halo());
+    }
+    planes.push_back(r);
   }
+  std::size_t map_entries = 0;  // a column and a row map for every stage's plane
+  for (std::size_t s = 0; s < chain.size(); ++s)
+    map_entries += static_cast<std::size_t>(planes[s].width) + static_cast<std::size_t>(planes[s].height);
   plan.maps.reserve(map_entries);
-  Rect plane = tile.in;
   Rect stored;  // the previous stage's computed region
   for (std::size_t s = 0; s < chain.size(); ++s) {
     const Stage& stage = chain[s];
+    const Rect plane = planes[s];
     StagePlan sp;
     sp.plane = plane;
+    sp.on_blocks = s < on_blocks.size() && on_blocks[s];
+    if (sp.on_blocks) sp.grid = fft_blocks(stage.convs.at(0).kernel, image_w, image_h);
     sp.xmap = static_cast<int>(plan.maps.size());
     if (s == 0) {
       plan.columns = plan_axis(plane.x, plane.width, image_w, mode, plan.maps);
@@ -139,15 +156,14 @@ TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_
     sp.x_span = longest_shift(plan.maps, sp.xmap, plane.width);
     sp.y_span = longest_shift(plan.maps, sp.ymap, plane.height);
     const Halo h = stage.halo();
-    const Rect out = shrink(plane, h);
-    sp.computed = intersect_image(out, image_w, image_h);
+    const Rect out = shrink(plane, h);  // the window placement's reference
+    sp.computed = intersect_image(planes[s + 1], image_w, image_h);
     for (const auto& conv : stage.convs) {
       const Halo ch = conv.halo();
       sp.convs.push_back({sp.computed.x - out.x + h.left - ch.left, sp.computed.y - out.y + h.top - ch.top});
     }
     plan.stages.push_back(std::move(sp));
     stored = plan.stages.back().computed;
-    plane = out;
   }
   if (!(stored == tile.out))
     throw Error(ErrorKind::Internal, fmt::format("tile {}: chain output {}x{} at ({},{}) is not the tile", tile.index,

@@ -10,6 +10,7 @@
 #pragma once
 #include <vector>
 
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/engine/tiling.hpp"
 #include "tilefilter/filters/filter.hpp"
 #include "tilefilter/image/border.hpp"
@@ -29,8 +30,12 @@ struct ConvPlacement {
 struct StagePlan {
   Rect plane;     // input plane in image coordinates (may extend past the image)
   Rect computed;  // output pixels computed: the stage's output rectangle inside the image
-  int xmap = 0;   // offset of the plane's column map in TilePlan::maps (plane.width entries)
-  int ymap = 0;   // offset of its row map (plane.height entries)
+  // An FFT stage on its fixed grid (fft_blocks.hpp): the plane covers every block meeting `computed`
+  // grown by the kernel's halo; each such block is transformed whole and its part of `computed` kept.
+  bool on_blocks = false;
+  FftBlocks grid;
+  int xmap = 0;  // offset of the plane's column map in TilePlan::maps (plane.width entries)
+  int ymap = 0;  // offset of its row map (plane.height entries)
   std::vector<ConvPlacement> convs;
   // The longest span of each map that is a plain shift: map[i] = i + shift for lo <= i < hi.
   struct Span {
@@ -39,6 +44,7 @@ struct StagePlan {
 };
 
 struct TilePlan {
+  int image_w = 0, image_h = 0;
   std::vector<AxisRun> columns, rows;  // uploaded source runs
   int upload_width = 0, upload_height = 0;
   std::vector<StagePlan> stages;
@@ -48,7 +54,9 @@ struct TilePlan {
 
 // Plans `tile` for `chain` over an image of image_w x image_h. Throws tf::Error (Internal) when a
 // stage's border would need pixels the tile does not hold (the scheduler prevents that with
-// cpu::chain_fits_tile by running such chains filter by filter).
-TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode);
+// cpu::chain_fits_tile by running such chains filter by filter). `on_blocks[s]`: stage s runs on
+// its FFT grid (stage_planes: the planes then reach past tile.in); none when empty.
+TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode,
+                   const std::vector<bool>& on_blocks = {});
 
 }  // namespace tf::cuda

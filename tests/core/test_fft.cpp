@@ -1,8 +1,9 @@
 // The CPU's FFT path for large 2-D kernels (docs/design.md, contract 2, "The FFT path"): its output
 // against a float64 direct convolution of the same padded input, within the stated bound
 // |y - y64| <= kFftBound * sum|k| * max|x| before quantization (so integer outputs are within one
-// level of the rounded float64 result while that is below 1); tiled = untiled within the bound; the
-// choice depends on the kernel alone; --exact keeps the direct path's bits.
+// level of the rounded float64 result while that is below 1); the same bits whatever the tiles and
+// the workers (the fixed grid of blocks); the choice depends on the kernel alone; --exact keeps the
+// direct path's bits.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "naive_reference.hpp"
 #include "test_support.hpp"
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/io/codec.hpp"
 
@@ -61,9 +63,8 @@ void check_case(const Stage& stage, BorderMode mode, Format f, std::uint32_t see
   for (int tile : tiles) {
     const Image tiled = run(src, stage, border, tile, "cpu:3");
     EXPECT_LE(max_error(tiled, ref), allowed(ref, f.type)) << "tile " << tile;
-    // Tiled = untiled within the bound: both are within it of the same reference.
-    const test::Difference d = test::compare(untiled.view(), tiled.view());
-    EXPECT_LE(d.max_abs, f.type == PixelType::F32 ? 2 * kFftBound * ref.scale : 1.0) << "tile " << tile;
+    // Tiled = untiled bit for bit: the blocks are the grid's, whatever the tiles.
+    EXPECT_TRUE(same_pixels(untiled.view(), tiled.view())) << "tile " << tile;
   }
 }
 
@@ -105,6 +106,90 @@ TEST(Fft, TheChoiceDependsOnTheKernelOnly) {
   const Border border{BorderMode::Reflect101, 0};
   const Image one = run(src, k, border, 64, "cpu:1");
   EXPECT_TRUE(same_pixels(one.view(), run(src, k, border, 64, "cpu:4").view()));
+}
+
+// The grid of blocks is the kernel's and the image's: tiles never change it.
+TEST(Fft, TheGridDependsOnTheKernelAndTheImage) {
+  const Kernel k31 = random_stage(31, 31, 1, false).convs[0].kernel;
+  const FftBlocks g = fft_blocks(k31, 8192, 8192);
+  EXPECT_EQ(g.cols, 192);
+  EXPECT_EQ(g.block_w, 162);
+  EXPECT_EQ(g.rows, 192);
+  EXPECT_EQ(fft_blocks(random_stage(255, 255, 1, false).convs[0].kernel, 8192, 8192).cols, 512);
+  // An axis the image fits in one block of is one block, transformed at the next fast size.
+  const FftBlocks small = fft_blocks(k31, 100, 8192);
+  EXPECT_EQ(small.block_w, 100);
+  EXPECT_EQ(small.cols, cpu::fft_fast_size(130));
+  EXPECT_EQ(small.block_h, 162);
+  // Blocks meeting a rectangle, cut by the image's edges; the planes reach the blocks' inputs.
+  const BlockSpan span = blocks_meeting(g, Rect{160, 0, 10, 500}, 1000, 400);
+  EXPECT_EQ(span.x0, 0);
+  EXPECT_EQ(span.x1, 2);
+  EXPECT_EQ(span.y1, 3);
+  EXPECT_EQ(block_rect(g, 6, 2, 1000, 400), (Rect{972, 324, 28, 76}));
+  const Chain chain{random_stage(31, 31, 1, false)};
+  EXPECT_EQ(stage_planes(chain, {true}, Rect{160, 0, 10, 300}, 1000, 400)[0], (Rect{-15, -15, 324 + 30, 324 + 30}));
+  EXPECT_EQ(stage_planes(chain, {true}, Rect{972, 330, 28, 70}, 1000, 400)[0], (Rect{957, 309, 43 + 15, 91 + 15}));
+  EXPECT_EQ(stage_planes(chain, {false}, Rect{160, 0, 10, 300}, 1000, 400)[0], (Rect{145, -15, 40, 330}));
+}
+
+// Kernel the issue's jobs use: random, not separable, 25x25 to 63x63 (odd and non-square sizes).
+Stage random_fft_stage(std::mt19937& rng) {
+  std::uniform_int_distribution<int> side(25, 63);
+  const int w = side(rng), h = std::max(25, side(rng));
+  return random_stage(w, h, rng(), rng() % 2 == 0);
+}
+
+// The same bits whatever the tiles and the CPU workers (issue 35): random images (odd sizes, several
+// blocks a side), random kernels, every border, u8/u16/f32, 1/3/4 channels.
+TEST(Fft, SameBitsWhateverTheTilesAndWorkers) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  std::uint32_t seed = test::test_seed(37000);
+  std::mt19937 rng(seed);
+  int channels = 1;
+  for (BorderMode mode : kModes)
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32}) {
+      const Stage stage = random_fft_stage(rng);
+      const Format f{type, channels};
+      channels = channels == 1 ? 3 : channels == 3 ? 4 : 1;
+      std::uniform_int_distribution<int> size(200, 520);
+      const int w = size(rng) | 1, h = size(rng) | 1;
+      SCOPED_TRACE(fmt::format("{} border={} {} {}x{} seed {}", stage.name, to_string(mode), to_string(f), w, h, seed));
+      ASSERT_TRUE(cpu::uses_fft(stage.convs[0]));
+      const Image src = test::random_image(w, h, f, seed++);
+      const Border border{mode, type == PixelType::F32 ? 0.25f : 77.0f};
+      const Image expected = run(src, stage, border, 4096, "cpu:1");
+      for (int tile : {37, 100, 171, 256}) {
+        EXPECT_TRUE(same_pixels(expected.view(), run(src, stage, border, tile, "cpu:1").view()))
+            << "cpu:1 tile " << tile;
+        EXPECT_TRUE(same_pixels(expected.view(), run(src, stage, border, tile, "cpu:3").view()))
+            << "cpu:3 tile " << tile;
+      }
+      // Automatic tiles, which the scheduler sizes for the workers it has.
+      JobOptions o;
+      o.border = border;
+      EXPECT_TRUE(same_pixels(expected.view(), filter_image(src, {stage}, select_devices("cpu:1").devices, o).view()));
+      EXPECT_TRUE(same_pixels(expected.view(), filter_image(src, {stage}, select_devices("cpu:3").devices, o).view()));
+    }
+}
+
+// A chain with an FFT stage between direct ones: the same bits whatever the tiles and workers.
+TEST(Fft, ChainsKeepTheirBitsWhateverTheTiles) {
+  if (!cpu::fft_available()) GTEST_SKIP() << "built without FFTW";
+  const Chain chain{parse_filter_spec("box:radius=2"), random_stage(33, 29, 21, false), parse_filter_spec("sharpen")};
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Constant, BorderMode::Wrap}) {
+    SCOPED_TRACE(to_string(mode));
+    const Image src = test::random_image(333, 251, Format{PixelType::U8, 3}, test::test_seed(38000));
+    JobOptions o;
+    o.border = {mode, 13.0f};
+    o.schedule.tile = {4096, 4096};
+    const Image expected = filter_image(src, chain, select_devices("cpu:1").devices, o);
+    for (int tile : {45, 128}) {
+      o.schedule.tile = {tile, tile};
+      EXPECT_TRUE(same_pixels(expected.view(), filter_image(src, chain, select_devices("cpu:3").devices, o).view()))
+          << "tile " << tile;
+    }
+  }
 }
 
 // --exact: the direct path, bit for bit the naive reference; without it the FFT path, within the bound.

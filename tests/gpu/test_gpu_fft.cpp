@@ -1,12 +1,14 @@
 // The GPU's FFT path (cuFFT) for large general 2-D kernels (docs/design.md, contract 2, "The FFT
 // path"): within the CPU path's stated bound |y - y64| <= 1e-5 * sum|k| * max|x| of a float64 direct
 // convolution of the same padded input, under every border (wrap on an image smaller than the
-// kernel included), u8/u16/f32, 1/3/4 channels, tiles smaller than the halo; exact jobs stay GPU =
+// kernel included), u8/u16/f32, 1/3/4 channels, tiles smaller than the halo; the same bits whatever
+// the tiles, the GPUs and CPU workers beside them (the fixed grid of blocks); exact jobs stay GPU =
 // CPU bit for bit; an FFT stage feeds a direct one like any stage. Not bit for bit the CPU's FFT
 // (FFTW and cuFFT round differently). Without a GPU, cuFFT or FFTW every test skips.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,7 @@
 #include "gpu_test_support.hpp"
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #ifdef TF_HAVE_CUDA
 #include "fft/fft_stage.hpp"
 #endif
@@ -195,16 +198,20 @@ TEST(GpuFft, TheGpuCrossover) {
   EXPECT_LE(max_error(fft, ref), allowed(ref, PixelType::F32));
 }
 
-// Transform sizes: the window region (output + kernel - 1) rounded up to 2^a 3^b 5^c 7^d; the
-// lane's buffer holds planes, spectra and the work area, each aligned.
+// Transform sizes: the grid's (the kernel's and the image's, never a tile's), a fixed number of
+// blocks per batch; the lane's buffer holds planes, spectra and the work area, each aligned.
 TEST(GpuFft, TransformShapesAndLayout) {
-  const cuda::FftShape s = cuda::fft_shape(2048, 2048, 255, 255, 4);
-  EXPECT_EQ(s.rows, 2304);
-  EXPECT_EQ(s.cols, 2304);
-  EXPECT_EQ(s.channels, 4);
-  const cuda::FftShape odd = cuda::fft_shape(97, 61, 63, 63, 3);  // 159 x 123 -> 160 x 125
-  EXPECT_EQ(odd.cols, 160);
-  EXPECT_EQ(odd.rows, 125);
+  const FftBlocks grid = fft_blocks(random_kernel_stage(255, 255, 1).convs[0].kernel, 8192, 8192);
+  const cuda::FftShape s = cuda::fft_shape(grid, 4);
+  EXPECT_EQ(s.rows, 512);
+  EXPECT_EQ(s.cols, 512);
+  EXPECT_EQ(s.planes, 4 * cuda::fft_batch_blocks(grid, 4));
+  EXPECT_GE(cuda::fft_batch_blocks(grid, 4), 1);
+  // One block each way on a 97x61 image: 97 + 62 -> 160 columns, 61 + 62 -> 125 rows.
+  const FftBlocks small = fft_blocks(random_kernel_stage(63, 63, 2).convs[0].kernel, 97, 61);
+  EXPECT_EQ(small.cols, 160);
+  EXPECT_EQ(small.rows, 125);
+  const cuda::FftShape odd{125, 160, 3};
   const cuda::FftLayout l = cuda::fft_layout(odd, 1000);
   EXPECT_GE(l.bins, std::size_t{125} * 160 * 3 * sizeof(float));
   EXPECT_GE(l.work - l.bins, std::size_t{125} * 81 * 3 * 2 * sizeof(float));
@@ -212,6 +219,76 @@ TEST(GpuFft, TransformShapesAndLayout) {
   EXPECT_EQ(l.bins % 256, 0u);
   EXPECT_EQ(l.work % 256, 0u);
   EXPECT_EQ(cuda::fft_spectrum_bytes(odd), std::size_t{125} * 81 * 2 * sizeof(float));
+}
+
+// A normalized random kernel (not separable), so integer outputs stay mostly inside their range.
+Stage normalized_kernel(int w, int h, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-0.5, 1.0);
+  std::vector<std::vector<double>> rows(h, std::vector<double>(w));
+  for (auto& r : rows)
+    for (auto& v : r) v = u(rng) / (w * h) * 4;
+  return kernel_stage(fmt::format("random{}x{}", w, h), rows);
+}
+
+// Issue 35: without --exact, the same bits whatever the tiles and the GPUs, and with CPU workers
+// beside a GPU (they take no tile of an FFT job: its FFT stages run on one kind of backend). 30
+// random cases: kernels 25x25..63x63 (GPUs convolve directly below 31x31, the same bits as the CPU's
+// exact path then), every border, u8/u16/f32, 1/3/4 channels, odd sizes of several blocks a side.
+// The CPU's FFTW result is within the bound of the GPU's, not its bits.
+TEST(GpuFft, SameBitsWhateverTheGpusTilesAndCpuWorkers) {
+  TF_REQUIRE_GPU_FFT();
+  std::uint32_t seed = test::test_seed(50000);
+  std::mt19937 rng(seed);
+  const auto one = first_gpus(1), two = first_gpus(2);
+  std::vector<DevicePtr> with_cpus = one;
+  for (const auto& d : select_devices("cpu:2").devices) with_cpus.push_back(d);
+  const PixelType types[] = {PixelType::U8, PixelType::U16, PixelType::F32};
+  for (int i = 0; i < 30; ++i) {
+    std::uniform_int_distribution<int> side(25, 63), size(150, 700);
+    const Stage k = normalized_kernel(side(rng), side(rng), rng);
+    const BorderMode mode = kBorders[i % 5];
+    const Format f{types[i % 3], i % 4 == 0 ? 1 : i % 4 == 1 ? 3 : 4};
+    const int w = size(rng) | 1, h = size(rng) | 1;
+    SCOPED_TRACE(fmt::format("case {}: {} seed {}", i, config(k.name, mode, f, w, h), seed));
+    const Image src = test::random_image(w, h, f, seed++);
+    JobOptions o;
+    o.border = border_for(mode, f.type);
+    const Image expected = run_on(src, {k}, one, o);
+    EXPECT_TRUE(same_bits(expected, run_on(src, {k}, two, o))) << "two GPUs";
+    JobReport report;
+    EXPECT_TRUE(same_bits(expected, run_on(src, {k}, with_cpus, o, &report))) << "gpu0 + cpu:2";
+    for (std::size_t d = 1; d < with_cpus.size(); ++d) EXPECT_EQ(report.tiles_per_device[d], 0) << "CPU worker " << d;
+    for (int tile : {64, 173, 500}) {
+      o.schedule.tile = {tile, tile};
+      EXPECT_TRUE(same_bits(expected, run_on(src, {k}, one, o))) << "one GPU, tile " << tile;
+      EXPECT_TRUE(same_bits(expected, run_on(src, {k}, two, o))) << "two GPUs, tile " << tile;
+    }
+    o.schedule.tile = {};
+    if (!cuda::fft_stage(k)) {  // below the GPU's crossover: the direct path, the CPU's exact bits
+      o.exact = true;
+      EXPECT_TRUE(same_bits(run_on(src, {k}, select_devices("cpu:2").devices, o), expected)) << "direct";
+      continue;
+    }
+    const test::FftReference ref = float64_reference(src, k, o.border);
+    EXPECT_LE(max_error(expected, ref), allowed(ref, f.type));
+  }
+}
+
+// Automatic (large) tiles of an image of many blocks: one GPU = two GPUs = other tiles, 31x31 and
+// 255x255 kernels.
+TEST(GpuFft, SameBitsOverLargeImages) {
+  TF_REQUIRE_GPU_FFT();
+  std::mt19937 rng(test::test_seed(51000));
+  for (int side : {31, 255}) {
+    const Stage k = normalized_kernel(side, side, rng);
+    const Image src = test::random_image(3001, 2203, Format{PixelType::U8, 4}, test::test_seed(51001));
+    JobOptions o;
+    SCOPED_TRACE(k.name);
+    const Image expected = run_on(src, {k}, first_gpus(1), o);
+    EXPECT_TRUE(same_bits(expected, run_on(src, {k}, first_gpus(2), o)));
+    o.schedule.tile = {1000, 700};
+    EXPECT_TRUE(same_bits(expected, run_on(src, {k}, first_gpus(2), o)));
+  }
 }
 #endif
 

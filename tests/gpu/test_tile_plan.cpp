@@ -6,6 +6,7 @@
 
 #include "tile_plan.hpp"
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/filters/filter.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -87,6 +88,29 @@ TEST(TilePlan, RefusesAChainThatDoesNotFit) {
   const Tile t = plan_tiles(500, 500, chain_halo(chain), {64, 64}).front();
   ASSERT_FALSE(cpu::chain_fits_tile(chain, t, 500, 500, BorderMode::Wrap));
   EXPECT_THROW(plan_tile(chain, t, 500, 500, BorderMode::Wrap), Error);
+}
+
+// An FFT stage on its grid (issue 35): the plane reaches every block the tile's output meets, grown
+// by the kernel's halo (core's stage_planes, the CPU's planes), whatever the tile; the stage still
+// computes only the tile's output.
+TEST(TilePlan, FftStagesReachWholeBlocks) {
+  std::vector<std::vector<double>> rows(31, std::vector<double>(33, 0.001));
+  rows[3][5] = 0.5;  // not separable
+  const Chain chain{Stage{"k", {make_convolution(Kernel::from_rows(rows))}}};
+  const FftBlocks grid = fft_blocks(chain[0].convs[0].kernel, 700, 500);
+  for (const Tile& t : plan_tiles(700, 500, chain_halo(chain), {100, 90})) {
+    const TilePlan p = plan_tile(chain, t, 700, 500, BorderMode::Reflect101, {true});
+    const StagePlan& s = p.stages[0];
+    EXPECT_TRUE(s.on_blocks);
+    EXPECT_EQ(s.grid, grid);
+    EXPECT_EQ(s.computed, t.out);
+    EXPECT_EQ(s.plane, stage_planes(chain, {true}, t.out, 700, 500)[0]);
+    const Rect cover = block_cover(grid, t.out, 700, 500);
+    EXPECT_EQ(s.plane.x, cover.x - 16);
+    EXPECT_EQ(s.plane.right(), cover.right() + 16);
+    EXPECT_EQ(s.plane.y, cover.y - 15);
+    EXPECT_EQ(s.plane.bottom(), cover.bottom() + 15);
+  }
 }
 
 }  // namespace

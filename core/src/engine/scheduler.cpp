@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/util/error.hpp"
 
 #include "lane_pool.hpp"
@@ -41,6 +42,14 @@ struct QueuedTile {
   std::set<int> failed_on;  // device indices
 };
 
+// A job on the FFT path runs its FFT stages on one kind of backend, its GPUs when it has any: FFTW's
+// bits are not cuFFT's (docs/design.md, contract 2). Its CPU workers then take no tile.
+bool sits_out(const TileJob& job, const std::vector<DevicePtr>& devices, const Device& device) {
+  auto gpu = [](const DevicePtr& d) { return d->info().kind != DeviceKind::Cpu; };
+  return device.info().kind == DeviceKind::Cpu && cpu::chain_uses_fft(job) &&
+         std::any_of(devices.begin(), devices.end(), gpu);
+}
+
 // Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
 TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s, int band_rows) {
   if (s.tile.width > 0 && s.tile.height > 0) return s.tile;
@@ -51,6 +60,7 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
   int tw = 1 << 30, th = 1 << 30;
   int lanes = 0;
   for (const auto& d : devices) {
+    if (sits_out(job, devices, *d)) continue;
     const TileSize p = d->preferred_tile(job);
     tw = std::min(tw, std::max(16, p.width));
     th = std::min(th, std::max(16, p.height));
@@ -68,6 +78,13 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
       th /= 2;
     } else if (tw > th) tw /= 2;
     else th /= 2;
+  }
+  // Whole blocks of the first FFT stage's grid, so that no tile computes a block another one does.
+  if (cpu::chain_uses_fft(job)) {
+    const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
+    const FftBlocks g = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
+    tw = std::max(g.block_w, tw / g.block_w * g.block_w);
+    th = std::max(g.block_h, th / g.block_h * g.block_h);
   }
   return {std::min(tw, job.src.width), std::min(th, job.src.height)};
 }
@@ -92,6 +109,10 @@ class Run {
     phases_.phase("run: start");
     std::vector<int> active;
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+      if (sits_out(job_, devices_, *devices_[d])) {
+        excluded_devices_.insert(d);
+        continue;
+      }
       try {
         devices_[d]->begin(job_);
         active.push_back(d);
@@ -394,6 +415,8 @@ bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vec
   // their tile from the size and format alone, so `shape` needs no pixels.
   // One filter, or constant borders, fit every tile (cpu::chain_fits_tile): no need to ask the
   // devices for their tile size (a GPU's memory query, ~10 us of a host-resident job's start).
+  // FFT stages take whole blocks of their grid, which reach past a band's halo: such jobs are not banded.
+  if (!options.exact && std::any_of(chain.begin(), chain.end(), cpu::stage_uses_fft)) return false;
   if (chain.size() <= 1 || options.border.mode == BorderMode::Constant) return true;
   TileJob probe{shape, shape, &chain, options.border, options.faults};
   const TileSize tile = choose_tile_size(probe, devices, options.schedule, shape.height);

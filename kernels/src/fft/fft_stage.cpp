@@ -19,6 +19,9 @@ namespace {
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::size_t plane_floats(const FftShape& s) { return static_cast<std::size_t>(s.rows) * s.cols; }
+std::size_t plane_bytes(const FftShape& s) {
+  return plane_floats(s) * sizeof(float) + static_cast<std::size_t>(s.rows) * (s.cols / 2 + 1) * 2 * sizeof(float);
+}
 std::size_t plane_bins(const FftShape& s) { return static_cast<std::size_t>(s.rows) * (s.cols / 2 + 1); }
 
 #ifdef TF_HAVE_CUFFT
@@ -27,7 +30,7 @@ void check(cufftResult r, const char* what) {
     throw Error(ErrorKind::Device, fmt::format("cuFFT: {} failed (cufftResult {})", what, static_cast<int>(r)));
 }
 
-// A 2-D plan of `shape`, `channels` planes one after another, with no work area of its own.
+// A 2-D plan of `shape`, `planes` planes one after another, with no work area of its own.
 int make_plan(const FftShape& shape, cufftType type, std::size_t* work) {
   cufftHandle h = 0;
   check(cufftCreate(&h), "cufftCreate");
@@ -38,7 +41,7 @@ int make_plan(const FftShape& shape, cufftType type, std::size_t* work) {
                     bins = static_cast<long long>(plane_bins(shape));
     const bool forward = type == CUFFT_R2C;
     check(cufftMakePlanMany64(h, 2, n, nullptr, 1, forward ? reals : bins, nullptr, 1, forward ? bins : reals, type,
-                              shape.channels, work),
+                              shape.planes, work),
           "cufftMakePlanMany64");
   } catch (...) {
     cufftDestroy(h);
@@ -64,24 +67,30 @@ bool fft_stage(const Stage& stage) {
   return static_cast<long long>(k.width) * k.height >= kGpuFftMinTaps;
 }
 
-FftShape fft_shape(int width, int height, int kw, int kh, int channels) {
-  return {cpu::fft_fast_size(std::max(height + kh - 1, 1)), cpu::fft_fast_size(std::max(width + kw - 1, 1)), channels};
+int fft_batch_blocks(const FftBlocks& grid, int channels) {
+  constexpr std::size_t kBatchBytes = std::size_t{16} << 20;
+  const std::size_t block = plane_bytes({grid.rows, grid.cols, 1}) * static_cast<std::size_t>(std::max(channels, 1));
+  return static_cast<int>(std::clamp<std::size_t>(kBatchBytes / block, 1, 64));
+}
+
+FftShape fft_shape(const FftBlocks& grid, int channels) {
+  return {grid.rows, grid.cols, fft_batch_blocks(grid, channels) * channels};
 }
 
 FftLayout fft_layout(const FftShape& shape, std::size_t work_bytes) {
   FftLayout l;
   l.real = 0;
-  l.bins = aligned(plane_floats(shape) * shape.channels * sizeof(float));
-  l.work = l.bins + aligned(plane_bins(shape) * shape.channels * 2 * sizeof(float));
+  l.bins = aligned(plane_floats(shape) * shape.planes * sizeof(float));
+  l.work = l.bins + aligned(plane_bins(shape) * shape.planes * 2 * sizeof(float));
   l.total = l.work + aligned(work_bytes);
   return l;
 }
 
 std::size_t fft_spectrum_bytes(const FftShape& shape) { return plane_bins(shape) * 2 * sizeof(float); }
 
-std::size_t fft_bytes_estimate(int width, int height, int kw, int kh, int channels) {
-  const FftShape s = fft_shape(width, height, kw, kh, channels);
-  return fft_layout(s, plane_bins(s) * channels * 2 * sizeof(float)).total + fft_spectrum_bytes(s);
+std::size_t fft_bytes_estimate(const Kernel& kernel, int image_w, int image_h, int channels) {
+  const FftShape s = fft_shape(fft_blocks(kernel, image_w, image_h), channels);
+  return fft_layout(s, plane_bins(s) * s.planes * 2 * sizeof(float)).total + fft_spectrum_bytes(s);
 }
 
 FftPlans::~FftPlans() {
@@ -188,29 +197,53 @@ void FftSpectra::clear() {
   entries_.clear();
 }
 
-std::shared_ptr<const FftSpectra::Entry> run_fft_stage(const ConvArgs& a, SampleType type, int channels,
-                                                       const Kernel& kernel, const FftLane& lane, cudaStream_t stream) {
+std::shared_ptr<const FftSpectra::Entry> run_fft_stage(const ConvArgs& a, const FftBlockArgs& blocks, SampleType type,
+                                                       int channels, const Kernel& kernel, const FftLane& lane,
+                                                       cudaStream_t stream) {
 #ifdef TF_HAVE_CUFFT
-  if (a.width <= 0 || a.height <= 0) return nullptr;
-  const FftShape shape = fft_shape(a.width, a.height, a.kw, a.kh, channels);
+  const BlockSpan span = blocks_meeting(blocks.grid, blocks.computed, blocks.image_w, blocks.image_h);
+  if (a.width <= 0 || a.height <= 0 || span.count() == 0) return nullptr;
+  const FftShape shape = fft_shape(blocks.grid, channels);
+  const int batch = shape.planes / channels;
   const FftPlans::Pair plan = lane.plans->get(shape);  // a copy: making the spectrum's plans may reorder the cache
   const FftLayout layout = fft_layout(shape, 0);
   auto* base = static_cast<unsigned char*>(lane.buffer);
   auto* planes = reinterpret_cast<float*>(base + layout.real);
   auto* bins = reinterpret_cast<float2*>(base + layout.bins);
   auto spectrum = lane.spectra->get(kernel, a.taps, shape, *lane.plans, lane.buffer, lane.device, stream);
-  fft::gather(a, type, channels, planes, shape.rows, shape.cols, stream);
-  check(cufftSetStream(plan.forward, stream), "cufftSetStream");
-  check(cufftSetWorkArea(plan.forward, base + layout.work), "cufftSetWorkArea");
-  check(cufftExecR2C(plan.forward, planes, reinterpret_cast<cufftComplex*>(bins)), "cufftExecR2C");
-  fft::multiply(bins, spectrum->bins.as<float2>(), plane_bins(shape), channels, stream);
-  check(cufftSetStream(plan.inverse, stream), "cufftSetStream");
-  check(cufftSetWorkArea(plan.inverse, base + layout.work), "cufftSetWorkArea");
-  check(cufftExecC2R(plan.inverse, reinterpret_cast<cufftComplex*>(bins), planes), "cufftExecC2R");
-  fft::store(a, type, channels, planes, shape.rows, shape.cols, stream);
+  fft::BlockBatch b;
+  b.block_w = blocks.grid.block_w;
+  b.block_h = blocks.grid.block_h;
+  b.cols = blocks.grid.cols;
+  b.rows = blocks.grid.rows;
+  b.span_x0 = span.x0;
+  b.span_y0 = span.y0;
+  b.across = span.x1 - span.x0;
+  b.count = span.count();
+  b.batch = batch;
+  b.image_w = blocks.image_w;
+  b.image_h = blocks.image_h;
+  b.plane_x = blocks.plane.x;
+  b.plane_y = blocks.plane.y;
+  b.computed_x = blocks.computed.x;
+  b.computed_y = blocks.computed.y;
+  b.halo_left = kernel.anchor_x;
+  b.halo_top = kernel.anchor_y;
+  for (b.first = 0; b.first < span.count(); b.first += batch) {
+    fft::gather_blocks(a, b, type, channels, planes, stream);
+    check(cufftSetStream(plan.forward, stream), "cufftSetStream");
+    check(cufftSetWorkArea(plan.forward, base + layout.work), "cufftSetWorkArea");
+    check(cufftExecR2C(plan.forward, planes, reinterpret_cast<cufftComplex*>(bins)), "cufftExecR2C");
+    fft::multiply(bins, spectrum->bins.as<float2>(), plane_bins(shape), shape.planes, stream);
+    check(cufftSetStream(plan.inverse, stream), "cufftSetStream");
+    check(cufftSetWorkArea(plan.inverse, base + layout.work), "cufftSetWorkArea");
+    check(cufftExecC2R(plan.inverse, reinterpret_cast<cufftComplex*>(bins), planes), "cufftExecC2R");
+    fft::store_blocks(a, b, type, channels, planes, stream);
+  }
   return spectrum;
 #else
   (void)a;
+  (void)blocks;
   (void)type;
   (void)channels;
   (void)kernel;

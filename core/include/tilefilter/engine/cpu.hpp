@@ -78,9 +78,11 @@ bool uses_fft(const Convolution& conv);
 bool stage_uses_fft(const Stage& stage);
 // True when some stage of the job's chain is a single convolution that uses_fft() and !job.exact.
 bool chain_uses_fft(const TileJob& job);
-// One stage through the FFT: `in` covers R, `out` is resized to R shrunk by the stage's halo, not quantized.
-// The stage must be Combine::Single with a convolution that uses_fft().
-void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out);
+// One stage through the FFT, block by block over its fixed grid (fft_blocks.hpp): `out` is reset to
+// `out_rect` and holds, inside the image, the blocks' results (not quantized), 0 outside it. `in` must
+// cover every block meeting out_rect inside the image grown by the kernel's halo (stage_planes). The
+// stage must be Combine::Single with a convolution that uses_fft().
+void apply_stage_fft(const Stage& stage, const Plane& in, const Rect& out_rect, int image_w, int image_h, Plane& out);
 
 // A CPU worker as a Device. `slowdown` > 1 makes it deliberately slow (tests of load balancing).
 DevicePtr make_cpu_device(int ordinal, double slowdown = 1.0);

@@ -61,7 +61,8 @@ JobReport run_filter(const ImageView& src, const ImageView& dst, const Chain& ch
 
 // True when `chain` runs over an image of `shape`'s size and format (its pixels are not read) in one pass per tile (its
 // intermediate borders can be re-synthesized inside each tile); false for wrap borders and images smaller than the
-// halo, which run filter by filter over the whole image and so cannot be streamed in bands.
+// halo, which run filter by filter over the whole image and so cannot be streamed in bands, and for chains on the FFT
+// path (not exact), whose fixed grid of blocks reaches past a band's halo (docs/design.md, contract 2).
 bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vector<DevicePtr>& devices,
                       const JobOptions& options);
 

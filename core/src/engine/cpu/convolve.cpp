@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/engine/tiling.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -540,15 +541,24 @@ void filter_tile(const TileJob& job, const Tile& tile) {
     separable_from_source(job.src, tile.in, border, chain[0], out, RowsToImage{job.dst, out, C});
     return;
   }
-  const bool fft = chain_uses_fft(job);  // FFT stages take the padded plane
+  // FFT stages take whole blocks of their grid: the planes reach past tile.in where a block does.
+  const bool fft = chain_uses_fft(job);
+  std::vector<Rect> planes;
+  if (fft) {
+    std::vector<bool> on_blocks;
+    for (const Stage& stage : chain) on_blocks.push_back(stage_uses_fft(stage));
+    planes = stage_planes(chain, on_blocks, tile.out, job.src.width, job.src.height);
+  }
+  const Rect in = fft ? planes[0] : tile.in;
   const bool streamed = !fft && streams_from_source(chain[0], type);
-  if (!streamed) load_padded(job.src, tile.in, border, a);
+  if (!streamed) load_padded(job.src, in, border, a);
   for (std::size_t s = 0; s < chain.size(); ++s) {
     if (s == 0 && streamed) {
-      b.reset(shrink(tile.in, chain[0].halo()), C);
-      separable_from_source(job.src, tile.in, border, chain[0], b.rect, RowsToPlane{b});
-    } else if (fft && stage_uses_fft(chain[s])) apply_stage_fft(chain[s], a, b);
-    else apply_stage(chain[s], a, b, type != PixelType::F32);
+      b.reset(shrink(in, chain[0].halo()), C);
+      separable_from_source(job.src, in, border, chain[0], b.rect, RowsToPlane{b});
+    } else if (fft && stage_uses_fft(chain[s])) {
+      apply_stage_fft(chain[s], a, s + 1 < chain.size() ? planes[s + 1] : tile.out, job.src.width, job.src.height, b);
+    } else apply_stage(chain[s], a, b, type != PixelType::F32);
     if (s + 1 < chain.size()) {  // the last stage's quantize goes with its store
       quantize(b, type);
       resynthesize_border(b, job.src.width, job.src.height, border);

@@ -1,9 +1,10 @@
 // The CPU's FFT path for large general 2-D kernels (docs/design.md, contract 2). Per tile it takes
-// the same border-synthesized padded plane as direct convolution (cpu::load_padded), a real 2-D
-// FFT of every channel at once (FFTW3 single precision), the product with the kernel's spectrum
-// (cached per kernel and FFT size), the inverse, a crop to the valid part, then the same
-// quantization as every stage. Not bit-identical to direct convolution: within the bound that
-// tests/core/test_fft.cpp checks against a float64 reference.
+// the same border-synthesized padded plane as direct convolution (cpu::load_padded), grown to whole
+// blocks of the stage's fixed grid (fft_blocks.hpp), and per block a real 2-D FFT of every channel
+// at once (FFTW3 single precision), the product with the kernel's spectrum (cached per kernel and
+// FFT size), the inverse, the block's part of the output, then the same quantization as every
+// stage. Not bit-identical to direct convolution: within the bound that tests/core/test_fft.cpp
+// checks against a float64 reference; the same bits whatever the tiles and workers.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -15,15 +16,12 @@
 #endif
 
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cpu {
 
 namespace {
-
-Rect shrunk(const Rect& r, const Halo& h) {
-  return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
-}
 
 #ifdef TF_HAVE_FFTW
 
@@ -162,19 +160,18 @@ bool chain_uses_fft(const TileJob& job) {
   return !job.exact && std::any_of(job.chain->begin(), job.chain->end(), stage_uses_fft);
 }
 
-void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out) {
+void apply_stage_fft(const Stage& stage, const Plane& in, const Rect& out_rect, int image_w, int image_h, Plane& out) {
 #ifdef TF_HAVE_FFTW
   thread_local RealBuffer real;
   thread_local ComplexBuffer spectrum;
   thread_local std::size_t real_size = 0, spectrum_size = 0;
-  const Convolution& conv = stage.convs.at(0);
-  const Kernel& k = conv.kernel;
-  const Halo sh = stage.halo(), h = conv.halo();
-  const int dx = sh.left - h.left, dy = sh.top - h.top;
+  const Kernel& k = stage.convs.at(0).kernel;
+  const Halo h = k.halo();
   const int C = in.channels;
-  out.reset(shrunk(in.rect, sh), C);
-  // The whole padded plane in one transform: no output reads past it, so nothing wraps around.
-  const int rows = fft_fast_size(in.rect.height), cols = fft_fast_size(in.rect.width);
+  out.reset(out_rect, C);
+  std::fill(out.data.begin(), out.data.end(), 0.0f);  // outside the image: re-synthesized or never stored
+  const FftBlocks grid = fft_blocks(k, image_w, image_h);
+  const int rows = grid.rows, cols = grid.cols;
   const std::size_t row_len = static_cast<std::size_t>(cols) * C;
   const std::size_t reals = static_cast<std::size_t>(rows) * row_len;
   const std::size_t bins = static_cast<std::size_t>(rows) * (cols / 2 + 1);
@@ -182,36 +179,57 @@ void apply_stage_fft(const Stage& stage, const Plane& in, Plane& out) {
   if (spectrum_size < bins * C) spectrum = alloc_complex(spectrum_size = bins * C);
   const PlanPair& plans = plans_for(rows, cols, C);
   const auto kernel_spectrum = spectrum_for(k, rows, cols);
-
-  for (int y = 0; y < rows; ++y) {
-    float* dst = real.get() + static_cast<std::size_t>(y) * row_len;
-    if (y < in.rect.height) {
-      std::memcpy(dst, in.row(y), in.stride() * sizeof(float));
-      std::fill(dst + in.stride(), dst + row_len, 0.0f);
-    } else {
-      std::fill(dst, dst + row_len, 0.0f);
-    }
-  }
-  fftwf_execute_dft_r2c(plans.forward, real.get(), spectrum.get());
   const fftwf_complex* kb = kernel_spectrum->bins.get();
-  fftwf_complex* xb = spectrum.get();
-  for (std::size_t i = 0; i < bins; ++i) {
-    const float kr = kb[i][0], ki = kb[i][1];
-    for (int c = 0; c < C; ++c) {
-      float* v = xb[i * C + c];
-      const float re = v[0] * kr - v[1] * ki, im = v[0] * ki + v[1] * kr;
-      v[0] = re;
-      v[1] = im;
+
+  // Every block meeting the output is transformed whole from its own input (the block grown by the
+  // halo, zeros past it), whichever tile asks: its bits depend on the image alone.
+  const BlockSpan span = blocks_meeting(grid, out_rect, image_w, image_h);
+  for (int by = span.y0; by < span.y1; ++by)
+    for (int bx = span.x0; bx < span.x1; ++bx) {
+      const Rect block = block_rect(grid, bx, by, image_w, image_h);
+      const int ix = block.x - h.left - in.rect.x, iy = block.y - h.top - in.rect.y;
+      const int iw = block.width + k.width - 1, ih = block.height + k.height - 1;
+      if (ix < 0 || iy < 0 || ix + iw > in.rect.width || iy + ih > in.rect.height)
+        throw Error(ErrorKind::Internal, "an FFT block's input reaches past the tile's plane");
+      const std::size_t span_len = static_cast<std::size_t>(iw) * C;
+      for (int y = 0; y < rows; ++y) {
+        float* dst = real.get() + static_cast<std::size_t>(y) * row_len;
+        if (y < ih) {
+          const float* src = in.row(iy + y) + static_cast<std::size_t>(ix) * C;
+          std::copy(src, src + span_len, dst);
+          std::fill(dst + span_len, dst + row_len, 0.0f);
+        } else {
+          std::fill(dst, dst + row_len, 0.0f);
+        }
+      }
+      fftwf_execute_dft_r2c(plans.forward, real.get(), spectrum.get());
+      fftwf_complex* xb = spectrum.get();
+      for (std::size_t i = 0; i < bins; ++i) {
+        const float kr = kb[i][0], ki = kb[i][1];
+        for (int c = 0; c < C; ++c) {
+          float* v = xb[i * C + c];
+          const float re = v[0] * kr - v[1] * ki, im = v[0] * ki + v[1] * kr;
+          v[0] = re;
+          v[1] = im;
+        }
+      }
+      fftwf_execute_dft_c2r(plans.inverse, spectrum.get(), real.get());
+      // The block's part of the output: result sample j is output block.x + j.
+      const int x0 = std::max(block.x, out_rect.x), x1 = std::min(block.right(), out_rect.right());
+      const int y0 = std::max(block.y, out_rect.y), y1 = std::min(block.bottom(), out_rect.bottom());
+      for (int y = y0; y < y1; ++y) {
+        const float* src =
+            real.get() + static_cast<std::size_t>(y - block.y) * row_len + static_cast<std::size_t>(x0 - block.x) * C;
+        std::copy(src, src + static_cast<std::size_t>(x1 - x0) * C,
+                  out.row(y - out_rect.y) + static_cast<std::size_t>(x0 - out_rect.x) * C);
+      }
     }
-  }
-  fftwf_execute_dft_c2r(plans.inverse, spectrum.get(), real.get());
-  for (int y = 0; y < out.rect.height; ++y) {
-    const float* src = real.get() + static_cast<std::size_t>(y + dy) * row_len + static_cast<std::size_t>(dx) * C;
-    std::copy(src, src + out.stride(), out.row(y));
-  }
 #else
   (void)stage;
   (void)in;
+  (void)out_rect;
+  (void)image_w;
+  (void)image_h;
   (void)out;
   throw Error(ErrorKind::Internal, "built without FFTW: no FFT path");
 #endif
