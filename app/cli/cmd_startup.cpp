@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -38,7 +39,11 @@ struct ChildRun {
 
 // Runs this executable with `args` as a fresh process; its whole wall time and its standard output.
 ChildRun run_self(const std::vector<std::string>& args) {
-  std::string cmd = "/proc/self/exe";
+  // This executable's own path: popen's shell would read its own /proc/self/exe.
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw Error(ErrorKind::Io, fmt::format("startup: cannot find this program ({})", ec.message()));
+  std::string cmd = "'" + self + "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   cmd += " 2>/dev/null";
   ChildRun r;
