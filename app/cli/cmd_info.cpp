@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/engine/device.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/filter.hpp"
 
 namespace tf::cli {
@@ -44,11 +46,20 @@ void add_devices(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "list the devices a job would use");
   auto spec = std::make_shared<std::string>("all");
   cmd->add_option("--devices", *spec, "selection to show (as for apply)")->capture_default_str();
-  cmd->callback([spec] {
-    fmt::print("CUDA: {}\n", cuda::runtime_description());
+  auto verbose = std::make_shared<bool>(false);
+  cmd->add_flag("-v,--verbose", *verbose, "print the start-up steps (NVML, CUDA) on stderr");
+  cmd->callback([spec, verbose] {
+    struct PrintSteps {
+      bool on;
+      ~PrintSteps() {
+        if (on) print_startup_steps();
+      }
+    } print_steps{*verbose};
     // NVML lists the GPUs without a CUDA context (a context a GPU costs 0.1 s, the driver's start
     // more); CUDA is asked only without NVML or for a selection other than "all".
+    StartupTimer nvml("GPUs listed by NVML");
     const auto listed = cuda::list_gpus_without_contexts();
+    nvml.done();
     auto print_gpu = [](const DeviceInfo& i, const std::optional<DeviceSample>& s) {
       std::string util = "n/a";
       if (s && s->utilization >= 0) util = fmt::format("{:.0f}%", s->utilization);
@@ -56,7 +67,13 @@ void add_devices(CLI::App& app) {
                  gib(i.memory_total), i.multiprocessors ? fmt::format("{} SMs  ", i.multiprocessors) : "",
                  i.link.empty() ? "link n/a" : i.link, util);
     };
-    if (!listed.empty() && *spec == "all") {
+    const bool without_cuda = !listed.empty() && *spec == "all";
+    {
+      StartupTimer cuda_version("CUDA runtime and driver versions");
+      fmt::print("CUDA: {}\n",
+                 without_cuda ? cuda::runtime_description_without_driver_start() : cuda::runtime_description());
+    }
+    if (without_cuda) {
       for (const auto& g : listed) print_gpu(g.info, g.sample);
       fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
       fmt::print("--devices all uses: ");

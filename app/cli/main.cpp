@@ -1,5 +1,6 @@
 // `tilefilter`: filter images with convolution kernels on every GPU (or the CPU) at once.
 #include <cstdio>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
@@ -49,5 +50,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilefilter: %s\n", e.what());
     return tf::cli::exit_status(tf::cli::ExitCode::Failed);
   }
-  return tf::cli::command_exit_code();
+  const int code = tf::cli::command_exit_code();
+  // Every output is written and renamed by now. A process that started GPUs leaves without tearing
+  // them down one by one (contexts, pinned buffers, codec lanes that may still be coming up for a
+  // batch the CPU codecs finished): the driver frees them as the process ends.
+  if (tf::cuda::gpus_started()) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

@@ -1,4 +1,5 @@
 // GPU discovery for core, the runtime description and the pinned allocator.
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,8 @@
 namespace tf::cuda {
 
 namespace {
+
+std::atomic<bool> started{false};  // discovery made a GPU device in this process
 
 // Any CUDA error during discovery means "no GPU", with CUDA's reason (CI has no driver at all).
 GpuDiscovery discover(std::size_t memory_cap) {
@@ -58,6 +61,7 @@ GpuDiscovery discover(std::size_t memory_cap) {
     else skipped += (skipped.empty() ? "" : "; ") + why[d];
   }
   if (found.gpus.empty()) found.message = skipped;
+  else started = true;
   return found;
 }
 
@@ -114,9 +118,17 @@ void install_backend() {
 #endif
 }
 
+bool gpus_started() { return started.load(); }
+
 std::vector<ListedGpu> list_gpus_without_contexts() {
   if (std::getenv("CUDA_VISIBLE_DEVICES") || std::getenv("CUDA_DEVICE_ORDER")) return {};
   return nvml::list();
+}
+
+std::string runtime_description_without_driver_start() {
+  const int driver = nvml::cuda_driver_version();
+  if (driver == 0) return runtime_description();
+  return fmt::format("CUDA runtime {}, driver {}", version(CUDART_VERSION), version(driver));
 }
 
 std::string runtime_description() {

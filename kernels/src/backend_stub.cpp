@@ -8,12 +8,14 @@ void install_backend() {
   set_gpu_provider([](std::size_t) { return GpuDiscovery{{}, "built without CUDA"}; });
 }
 std::vector<ListedGpu> list_gpus_without_contexts() { return {}; }
+bool gpus_started() { return false; }
 StartupFloor measure_startup_floor(bool) {
   StartupFloor f;
   f.note = "built without CUDA";
   return f;
 }
 std::string runtime_description() { return "built without CUDA"; }
+std::string runtime_description_without_driver_start() { return "built without CUDA"; }
 const PixelAllocator* pinned_allocator() { return nullptr; }
 std::size_t reserved_bytes(const Device&) { return 0; }
 ResidentTiming bench_device_resident(const ImageView&, const Chain&, const Border&, const std::vector<int>&, int,

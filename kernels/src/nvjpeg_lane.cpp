@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "fft/fft_stage.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -67,21 +70,69 @@ template <class T, nvjpegStatus_t (*Destroy)(T)> struct Owned {
   }
 };
 
+// A handle for `backend`, with interpolated chroma upsampling (libjpeg-turbo's "fancy"
+// upsampling: the same pixels) when the backend takes the flag; false when the backend is not
+// available here.
+bool create(nvjpegBackend_t backend, nvjpegHandle_t& handle) {
+  handle = nullptr;
+  if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &handle) ==
+      NVJPEG_STATUS_SUCCESS)
+    return true;
+  handle = nullptr;
+  if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle) == NVJPEG_STATUS_SUCCESS) return true;
+  handle = nullptr;
+  return false;
+}
+
+// nvJPEG's handles of one GPU, shared by its lanes (the lanes' states stay their own): on an H100 a
+// lane that made its own took about 1.8 s, one lane after another (the hardware decoder's handle
+// above all). Made by the first lane of the GPU, freed with its last.
+struct GpuHandles {
+  Owned<nvjpegHandle_t, nvjpegDestroy> hw, def;
+};
+
+std::shared_ptr<GpuHandles> handles_for(int ordinal) {
+  static auto* mutex = new std::mutex;
+  static auto* made = new std::map<int, std::weak_ptr<GpuHandles>>;
+  static auto* making = new std::map<int, std::unique_ptr<std::mutex>>;
+  std::mutex* mine = nullptr;
+  {
+    std::lock_guard lock(*mutex);
+    auto& m = (*making)[ordinal];
+    if (!m) m = std::make_unique<std::mutex>();
+    mine = m.get();
+  }
+  std::lock_guard one_at_a_time(*mine);  // a GPU's other lanes wait for its handles
+  {
+    std::lock_guard lock(*mutex);
+    if (auto h = (*made)[ordinal].lock()) return h;
+  }
+  StartupTimer timer(fmt::format("gpu{} nvJPEG handles", ordinal));
+  auto h = std::make_shared<GpuHandles>();
+  // The hardware decoder where this GPU has one (A100, H100, H200, ...); nvJPEG says so at creation.
+  if (!create(NVJPEG_BACKEND_HARDWARE, h->hw.value)) h->hw.value = nullptr;
+  if (!create(NVJPEG_BACKEND_DEFAULT, h->def.value))
+    throw Error(ErrorKind::Device, fmt::format("gpu{}: nvJPEG cannot start", ordinal));
+  std::lock_guard lock(*mutex);
+  (*made)[ordinal] = h;
+  return h;
+}
+
 class NvjpegLane final : public GpuJpegLane {
  public:
   NvjpegLane(int ordinal, int multiprocessors)
       : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal) {
     ScopedDevice on(ordinal);
     const std::string name = fmt::format("gpu{}", ordinal);
-    // The hardware decoder where this GPU has one (A100, H100, H200, ...); nvJPEG says so at creation.
     // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
-    // backend offers it.
-    if (create(NVJPEG_BACKEND_HARDWARE, hw_.value)) {
+    // backend offers it (create()).
+    shared_ = handles_for(ordinal);
+    hw_.value = shared_->hw.value;
+    handle_.value = shared_->def.value;
+    if (hw_.value) {
       check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name, "hardware stream parser");
       for (int f = 0; f < 2; ++f) check(nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value), name, "hardware state");
     }
-    if (!create(NVJPEG_BACKEND_DEFAULT, handle_.value))
-      throw Error(ErrorKind::Device, fmt::format("{}: nvJPEG cannot start", name));
     check(nvjpegJpegStateCreate(handle_.value, &state_.value), name, "decoder state");
     check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name, "stream parser");
     check(nvjpegEncoderStateCreate(handle_.value, &encoder_.value, stream_.get()), name, "encoder state");
@@ -163,20 +214,6 @@ class NvjpegLane final : public GpuJpegLane {
       stream_.drain();
       it.error = fmt::format("{}: {}", it.job->name, e.what());
     }
-  }
-
-  // A handle for `backend`, with interpolated chroma upsampling (libjpeg-turbo's "fancy"
-  // upsampling: the same pixels) when the backend takes the flag; false when the backend is not
-  // available here.
-  static bool create(nvjpegBackend_t backend, nvjpegHandle_t& handle) {
-    handle = nullptr;
-    if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &handle) ==
-        NVJPEG_STATUS_SUCCESS)
-      return true;
-    handle = nullptr;
-    if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle) == NVJPEG_STATUS_SUCCESS) return true;
-    handle = nullptr;
-    return false;
   }
 
   // The header (host only): what the stream is, whether the GPU takes it, the chain's plan for the
@@ -363,7 +400,10 @@ class NvjpegLane final : public GpuJpegLane {
   std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
   int hw_batch_[2] = {0, 0};           // the batch size each hardware state was initialized for
   // Destroyed bottom-up: states before their handles.
-  Owned<nvjpegHandle_t, nvjpegDestroy> hw_, handle_;
+  std::shared_ptr<GpuHandles> shared_;  // outlives the states below, made from its handles
+  struct HandleRef {
+    nvjpegHandle_t value = nullptr;
+  } hw_, handle_;
   Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2], state_;
   Owned<nvjpegJpegStream_t, nvjpegJpegStreamDestroy> hw_parsed_, parsed_;
   Owned<nvjpegEncoderState_t, nvjpegEncoderStateDestroy> encoder_;

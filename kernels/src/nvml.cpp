@@ -35,6 +35,7 @@ struct Api {
   Return (*count)(unsigned int*) = nullptr;
   Return (*by_index)(unsigned int, Handle*) = nullptr;
   Return (*name)(Handle, char*, unsigned int) = nullptr;
+  Return (*driver_version)(int*) = nullptr;  // the CUDA version the driver supports, 13000 = 13.0
   bool ok = false;
 };
 
@@ -61,6 +62,7 @@ const Api& api() {
     if (a.ok && !(bind(a.lib, "nvmlDeviceGetCount_v2", a.count) &&
                   bind(a.lib, "nvmlDeviceGetHandleByIndex_v2", a.by_index) && bind(a.lib, "nvmlDeviceGetName", a.name)))
       a.count = nullptr;
+    if (a.ok && !bind(a.lib, "nvmlSystemGetCudaDriverVersion_v2", a.driver_version)) a.driver_version = nullptr;
   });
   return a;
 }
@@ -110,6 +112,13 @@ std::optional<DeviceSample> sample(const std::string& bus_id) {
   const auto h = handle(bus_id);
   if (!h) return std::nullopt;
   return sample_of(*h);
+}
+
+int cuda_driver_version() {
+  const Api& a = api();
+  int v = 0;
+  if (!a.ok || !a.driver_version || a.driver_version(&v) != 0) return 0;
+  return v;
 }
 
 std::vector<ListedGpu> list() {

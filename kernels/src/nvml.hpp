@@ -18,5 +18,7 @@ std::optional<DeviceSample> sample(const std::string& pci_bus_id);
 // Every GPU in NVML's order, without a CUDA call (no driver start-up, no context): id, name, memory,
 // link, and a sample; the multiprocessor count stays 0 (only CUDA gives it). Empty without NVML.
 std::vector<ListedGpu> list();
+// The CUDA version the driver supports (13000 = 13.0), 0 when NVML cannot say.
+int cuda_driver_version();
 
 }  // namespace tf::cuda::nvml

@@ -146,6 +146,7 @@ class BatchRun {
   BufferPool pool_;  // declared before anything holding images, so it outlives them
   BoundedQueue<Work> to_filter_, to_encode_;
   std::vector<GpuCodecWorker> gpu_workers_;
+  std::atomic<bool> gpu_queue_closed_ = false;  // the decoders are done: no more files for the GPU codecs
   BoundedQueue<Work> to_gpu_;
   const std::string out_root_;
   std::vector<FileResult> results_;

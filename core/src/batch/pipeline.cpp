@@ -64,6 +64,7 @@ BatchReport BatchRun::run() {
   std::thread sampler([this] { sample_loop(); });
 
   for (auto& t : decoders) t.join();
+  gpu_queue_closed_ = true;
   to_gpu_.close();
   for (auto& t : gpu_codecs) t.join();
   decoders_done_ = true;
@@ -250,6 +251,7 @@ WorkEstimate batch_work(const BatchOptions& options, const BatchPlan& plan) {
   w.pixels = sampled_bytes > 0 ? bytes * sampled_pixels / sampled_bytes : 0;
   w.channels = channels;
   w.codec_pixels = w.pixels;
+  w.gpu_codecs = options.codec != CodecChoice::Cpu && have_gpu_jpeg();
   return w;
 }
 
@@ -277,28 +279,14 @@ std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const
   std::vector<GpuCodecWorker> workers;
   if (options.codec == CodecChoice::Cpu) return workers;
   const int per_gpu = options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : kDefaultGpuCodecLanes;
-  // Each GPU's lanes are made on a thread of their own (their decoder state and pinned buffers took
-  // ~0.4 s a GPU, one GPU after another), and kept in the devices' order.
-  std::vector<std::vector<GpuCodecWorker>> made(devices.size());
-  std::vector<std::string> whys(devices.size());
-  std::vector<std::thread> threads;
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (devices[d]->info().kind != DeviceKind::Cuda) continue;
-    threads.emplace_back([&, d] {
-      StartupTimer timer(fmt::format("{} codec lanes", devices[d]->info().id));
-      for (int k = 0; k < per_gpu; ++k) {
-        auto lane = make_gpu_jpeg_lane(*devices[d], &whys[d]);
-        if (!lane) break;
-        made[d].push_back({std::move(lane), static_cast<int>(d)});
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  std::string why = "no GPU among the devices";
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (!whys[d].empty()) why = whys[d];
-    for (auto& w : made[d]) workers.push_back(std::move(w));
-  }
+  // The lanes themselves are made by their workers as the batch starts (gpu_loop): the GPUs' nvJPEG
+  // handles and states come up together, while the CPU codecs already work.
+  std::string why = have_gpu_jpeg() ? "no GPU among the devices"
+                                    : "this build has no GPU JPEG codec (nvJPEG was not found when it was built)";
+  if (have_gpu_jpeg())
+    for (std::size_t d = 0; d < devices.size(); ++d)
+      if (devices[d]->info().kind == DeviceKind::Cuda)
+        for (int k = 0; k < per_gpu; ++k) workers.push_back({nullptr, static_cast<int>(d)});
   if (workers.empty()) *note = fmt::format("JPEGs decoded on the CPU: {}", why);
   if (workers.empty() && options.codec == CodecChoice::Gpu)
     throw Error(ErrorKind::InvalidArgument, fmt::format("--codec gpu: {}", why));

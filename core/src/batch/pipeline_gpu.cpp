@@ -1,10 +1,16 @@
 // The GPU codecs' stage of BatchRun (batch_run.hpp): a few workers per GPU, each decodes, filters and encodes
 // whole JPEGs in batches; a file they cannot take is decoded on the CPU and filtered on that GPU.
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "batch_run.hpp"
+#include "tilefilter/engine/startup.hpp"
 
 namespace tf::batch_detail {
 
@@ -12,6 +18,46 @@ void BatchRun::gpu_loop(std::size_t g) {
   GpuCodecWorker& worker = gpu_workers_[g];
   const int d = worker.device;
   const int lane_no = static_cast<int>(g);
+  if (!worker.lane) {
+    // Made on a thread of its own, so that every GPU's lanes come up at once while the decode
+    // threads hand the CPU codecs what the GPU queue cannot hold yet (--codec auto), and so that a
+    // batch the CPU codecs finish first does not wait for a lane (nvJPEG's handles and states took
+    // 2-5 s on four H100s): once the decoders are done, this worker hands what is queued for it to
+    // the CPU codecs and the lane, when it comes, is simply dropped.
+    struct Slot {
+      std::mutex mutex;
+      std::condition_variable ready;
+      std::unique_ptr<GpuJpegLane> lane;
+      std::string why;
+      bool done = false;
+    };
+    auto slot = std::make_shared<Slot>();
+    std::thread([slot, device = devices_[d], label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
+      StartupTimer timer(label);
+      std::string why;
+      auto lane = make_gpu_jpeg_lane(*device, &why);
+      timer.done();
+      std::lock_guard lock(slot->mutex);
+      slot->lane = std::move(lane);
+      slot->why = std::move(why);
+      slot->done = true;
+      slot->ready.notify_all();
+    }).detach();
+    std::string why = "it was not ready before the decoders were done";
+    {
+      std::unique_lock lock(slot->mutex);
+      while (!slot->done && !gpu_queue_closed_.load()) slot->ready.wait_for(lock, std::chrono::milliseconds(5));
+      if (slot->done && slot->lane) worker.lane = std::move(slot->lane);
+      else if (slot->done) why = fmt::format("it did not start ({})", slot->why);
+    }
+    if (!worker.lane) {
+      while (auto w = to_gpu_.pop()) {
+        results_[w->index].codec_note = fmt::format("GPU codec lane {}: {}: decoded on the CPU", g, why);
+        on_cpu_after_gpu(std::move(*w), d);
+      }
+      return;
+    }
+  }
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
   std::vector<Work> batch;
   std::vector<PixelAllocator> allocs;

@@ -52,10 +52,20 @@ bool sits_out(const TileJob& job, const std::vector<DevicePtr>& devices, const D
 
 // Chooses the tile size: what every device can hold, and enough tiles for every lane to have work.
 TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devices, const Schedule& s, int band_rows) {
-  if (s.tile.width > 0 && s.tile.height > 0) return s.tile;
+  // Whole blocks of the first FFT stage's grid, so that no tile computes a block another one does
+  // (also a --tile: one that cut blocks gave a GPU's cuFFT other bits for a cut block in 1 of 30
+  // random cases on an H100, 2026-11-26; docs/design.md, contract 2).
+  auto whole_blocks = [&](TileSize t) {
+    if (!cpu::chain_uses_fft(job)) return t;
+    const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
+    const FftBlocks g = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
+    auto round = [](int v, int block) { return std::max(block, (v + block / 2) / block * block); };
+    return TileSize{round(t.width, g.block_w), round(t.height, g.block_h)};
+  };
+  if (s.tile.width > 0 && s.tile.height > 0) return whole_blocks(s.tile);
   if (s.tile.width > 0 || s.tile.height > 0) {
     const int side = std::max(s.tile.width, s.tile.height);
-    return {side, side};
+    return whole_blocks({side, side});
   }
   int tw = 1 << 30, th = 1 << 30;
   int lanes = 0;
@@ -79,7 +89,6 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
     } else if (tw > th) tw /= 2;
     else th /= 2;
   }
-  // Whole blocks of the first FFT stage's grid, so that no tile computes a block another one does.
   if (cpu::chain_uses_fft(job)) {
     const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
     const FftBlocks g = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);

@@ -17,16 +17,18 @@ namespace tf {
 
 namespace {
 
-// Per core, from docs/performance.md: a Gaussian of sigma 1.5 (22 taps a channel) ran 446 Mpix of
-// RGBA8 a CPU-second on the 2-core VM (3.9e10 multiply-adds), taken at half for other kernels and
-// machines; the CPU codecs decoded and encoded JPEG photos at 903 Mpix/s on 16 cores (56 a core).
+// Per hardware thread: a Gaussian of sigma 1.5 (22 taps a channel) ran 446 Mpix of RGBA8 a
+// CPU-second on the 2-core VM (3.9e10 multiply-adds; docs/performance.md), taken at half for other
+// kernels and machines; 200 and 1000 photos of 12 Mpix were decoded, filtered (sigma 1.5) and
+// encoded at 19-28 Mpix/s a thread on 64 (4xH100 host, 2026-11-26, --devices cpu --codec cpu).
 constexpr double kCpuFmasPerSecond = 2e10;
-constexpr double kCpuCodecPixelsPerSecond = 50e6;
-// Starting GPUs (4 H100s, 2026-11-26, the CUDA runtime alone through ctypes): the driver took
-// 0.5-1.0 s, then about 0.12 s a context, which the driver makes one at a time. Taken at the low end: the CPU is chosen only where
-// no GPU could have started in time.
-constexpr double kDriverStartS = 0.5;
-constexpr double kContextS = 0.12;
+constexpr double kCpuCodecPixelsPerSecond = 20e6;
+// Starting GPUs (4 H100s, 2026-11-26, `tilefilter startup`: the CUDA runtime alone): the driver took
+// 0.55-0.60 s, four contexts 0.50-0.64 s (the driver makes them one at a time), whole processes
+// 1.7-1.8 s. nvJPEG's handles of a GPU take about a second more where JPEGs go to GPU codecs.
+constexpr double kDriverStartS = 0.6;
+constexpr double kContextS = 0.15;
+constexpr double kGpuCodecStartS = 1.0;
 
 double process_start_seconds_ago() {
   // Field 22 of /proc/self/stat: the start time in clock ticks after boot; /proc/uptime: now.
@@ -117,7 +119,7 @@ StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int
   cores = std::max(1, cores);
   const double fmas = work.pixels * std::max(1, work.channels) * static_cast<double>(std::max(1LL, work.fmas));
   c.cpu_s = (fmas / kCpuFmasPerSecond + work.codec_pixels / kCpuCodecPixelsPerSecond) / cores;
-  c.gpu_start_s = kDriverStartS + kContextS * std::max(1, gpus);
+  c.gpu_start_s = kDriverStartS + kContextS * std::max(1, gpus) + (work.gpu_codecs ? kGpuCodecStartS : 0.0);
   c.cpu_only = gpus == 0 || c.cpu_s < c.gpu_start_s;
   if (gpus == 0) c.reason = "no GPU visible";
   else if (c.cpu_only)

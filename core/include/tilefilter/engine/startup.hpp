@@ -53,6 +53,7 @@ struct WorkEstimate {
   int channels = 1;         // channels a pixel
   long long fmas = 0;       // chain_fmas_per_pixel
   double codec_pixels = 0;  // pixels the CPU would decode and encode (JPEG photos in batch), 0 for none
+  bool gpu_codecs = false;  // with GPUs, JPEGs would go to their codecs (nvJPEG's start-up too)
 };
 
 // Whether a job that may use every GPU ("--devices all") runs on the CPU workers alone, decided
