@@ -13,7 +13,9 @@ The details: docs/python.md.
 """
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
@@ -50,24 +52,38 @@ def filter(a: Any, *specs: Union[str, Chain], preset: Optional[str] = None, bord
     Device arrays always take the direct path (the bits of exact=True).
     """
     chain = chain_of(specs, preset)
-    from . import _device
-    if _device.is_device_array(a):
-        return _device.filter_device(a, chain, border, border_value, devices, out)
-    from . import _host
-    opts = _host.options(border, border_value, devices, exact, tile, streams, device_memory)
-    return _host.filter_array(a, chain, opts, out)
+    if not _is_ndarray(a) and _device_module().is_device_array(a):
+        return _device_module().filter_device(a, chain, border, border_value, devices, out)
+    host = _host_module()
+    try:
+        opts = host.options(border, border_value, devices, exact, tile, streams, device_memory)
+    except TypeError:  # an unhashable argument: made for this call only
+        opts = host._make_options(border, border_value, devices, exact, tile, streams, device_memory)
+    return host.filter_array(a, chain, opts, out)
+
+
+def _host_module():
+    """tilefilter._host, imported on first use (it imports NumPy), then from sys.modules."""
+    return sys.modules.get(__name__ + "._host") or importlib.import_module("._host", __name__)
+
+
+def _device_module():
+    return sys.modules.get(__name__ + "._device") or importlib.import_module("._device", __name__)
+
+
+def _is_ndarray(a) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and type(a) is np.ndarray
 
 
 def read(path) -> Any:
     """Decodes an image file into a NumPy array (H x W for one channel, else H x W x C; gray+alpha as RGBA)."""
-    from . import _host
-    return _host.read(path)
+    return _host_module().read(path)
 
 
 def read_info(path) -> Dict[str, Any]:
     """What a file holds, from its header: width, height, channels, dtype, orientation, metadata present."""
-    from . import _host
-    return _host.read_info(path)
+    return _host_module().read_info(path)
 
 
 def write(path, a: Any, *, metadata_from=None, quality: int = 95, compression: Optional[str] = None) -> None:
@@ -75,20 +91,20 @@ def write(path, a: Any, *, metadata_from=None, quality: int = 95, compression: O
 
     metadata_from: a file whose EXIF, ICC profile and XMP are copied. compression: as --compression
     ("deflate:9", "zstd", a PNG level "6")."""
-    from . import _host
-    _host.write(path, a, metadata_from, quality, compression)
+    _host_module().write(path, a, metadata_from, quality, compression)
 
 
 def __getattr__(name: str):
     if name == "Writer":
         from ._host import Writer
         return Writer
+    if name == "dask":  # tilefilter.dask without importing it first (it needs Dask)
+        return importlib.import_module(".dask", __name__)
     raise AttributeError(f"module 'tilefilter' has no attribute {name!r}")
 
 
 def _options(border, border_value, devices, exact):
-    from . import _host
-    return _host.options(border, border_value, devices, exact, None, 0, 0)
+    return _host_module()._make_options(border, border_value, devices, exact, None, 0, 0)
 
 
 def apply(input, output, *specs: Union[str, Chain], preset: Optional[str] = None, border: Optional[str] = None,

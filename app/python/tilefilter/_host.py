@@ -49,8 +49,8 @@ def packed_pitch(shape, strides, itemsize: int) -> Optional[int]:
 def describe(a: np.ndarray) -> _lib.Image:
     """The tf_image of a packed array (the caller checked it with packed_pitch)."""
     h, w, c = shape_of(a.shape)
-    pitch = packed_pitch(a.shape, a.strides, a.itemsize)
-    return _lib.Image(a.ctypes.data, pitch, w, h, c, pixel_type(a.dtype))
+    pitch = w * c * a.itemsize if a.flags.c_contiguous else packed_pitch(a.shape, a.strides, a.itemsize)
+    return _lib.Image(a.ctypes.data, pitch, w, h, c, _TYPES[a.dtype])
 
 
 def as_packed(a) -> np.ndarray:
@@ -65,12 +65,27 @@ def as_packed(a) -> np.ndarray:
         raise _lib.InvalidArgumentError(f"arrays of non-native byte order ({a.dtype.str}) cannot be filtered")
     if a.size == 0:
         raise _lib.InvalidArgumentError(f"the array of shape {a.shape} holds no pixel")
+    if a.flags.c_contiguous and a.flags.aligned:
+        return a
     if a.flags.aligned and packed_pitch(a.shape, a.strides, a.itemsize) is not None:
         return a
     return np.ascontiguousarray(a)
 
 
-def options(border, border_value, devices, exact, tile, streams, device_memory) -> _lib.Options:
+_OPTIONS = {}
+
+
+def options(*key) -> _lib.Options:
+    """The tf_options for filter()'s keyword arguments, made once per distinct set (read-only after)."""
+    o = _OPTIONS.get(key)
+    if o is None:
+        o = _make_options(*key)
+        if len(_OPTIONS) < 256:
+            _OPTIONS[key] = o
+    return o
+
+
+def _make_options(border, border_value, devices, exact, tile, streams, device_memory) -> _lib.Options:
     o = _lib.Options()
     _lib.lib.tf_options_init(ctypes.byref(o))
     if border is not None:
