@@ -10,20 +10,25 @@ da = pytest.importorskip("dask.array", reason="python3-dask is not installed")
 import tilefilter.dask as tfd  # noqa: E402
 
 CHAIN = ("gaussian:sigma=2", "sharpen")
-UNEVEN = ((17, 40, 3, 29), (31, 5, 50, 11))
+# The chain reaches 7 pixels: chunks of at least 7 take their neighbours' edges; smaller ones make the
+# axis one chunk first.
+UNEVEN = ((17, 40, 9, 23), (31, 12, 43, 11))
+UNEVEN_SMALL = ((17, 40, 3, 29), (31, 5, 50, 11))
 
 
 @pytest.mark.parametrize("border", ["reflect101", "reflect", "replicate", "constant", "wrap"])
 @pytest.mark.parametrize("channels", [1, 4])
-def test_whole_array_bits_with_uneven_chunks(border, channels):
+@pytest.mark.parametrize("chunking", [UNEVEN, UNEVEN_SMALL, ((89,), (20, 20, 20, 20, 17))])
+def test_whole_array_bits_with_uneven_chunks(border, channels, chunking):
     rng = np.random.default_rng(7)
     a = random_image(rng, 89, 97, channels, np.uint8)
-    chunks = UNEVEN if channels == 1 else UNEVEN + ((channels,),)
+    chunks = chunking if channels == 1 else chunking + ((channels,),)
     d = da.from_array(a, chunks=chunks)
     got = tfd.filter(d, *CHAIN, border=border, border_value=9, devices="cpu:1", exact=True)
     want = tilefilter.filter(a, *CHAIN, border=border, border_value=9, devices="cpu", exact=True)
     result = got.compute(scheduler="threads")
     assert result.shape == a.shape and np.array_equal(result, want)
+    assert got.chunks[:2] == d.chunks[:2] or chunking is UNEVEN_SMALL
 
 
 def test_halo_larger_than_chunks_and_array():
