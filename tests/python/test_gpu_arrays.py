@@ -50,6 +50,7 @@ def test_cupy_out_is_written_in_place_on_a_stream(cp):
     a = random_image(np.random.default_rng(2), 1000, 1200, 4, np.uint8)
     want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
     d_a = cp.asarray(a)
+    cp.cuda.Device().synchronize()  # the upload ran on the null stream, which a non-blocking one ignores
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         d_out = cp.empty_like(d_a)
@@ -70,6 +71,7 @@ def test_torch_tensors(torch):
     want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
     t = torch.from_numpy(a).cuda()
     s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # after the upload
     with torch.cuda.stream(s):
         out = torch.empty_like(t)
         ptr = out.data_ptr()
