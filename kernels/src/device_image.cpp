@@ -247,7 +247,7 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
   const Halo h = chain_halo(chain);
   grown.in = {-h.left, -h.top, src.width + h.left + h.right, src.height + h.top + h.bottom};
   if (!cpu::chain_fits_tile(chain, grown, src.width, src.height, border.mode)) {
-    // Filter by filter, through an intermediate image on the device (contract 3: the same bits).
+    // Filter by filter, through an intermediate image on the device (docs/design.md, contract 3: the same bits).
     ScopedDevice on(device);
     DeviceBuffer middle[2];
     ImageView from = src;
