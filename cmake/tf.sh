@@ -18,6 +18,7 @@ packages=(build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev clang-format python3 dpkg-dev file ccache
   libopenmpi-dev openmpi-bin libhwy-dev
+  python3-numpy python3-pytest python3-dask python3-distributed python3-scipy
   libtiff-tools libvips-tools imagemagick python3-opencv libimage-exiftool-perl)  # tests/core/tiff_variants.py makes its files with them
 
 install_deps() {

@@ -12,6 +12,9 @@ held to its roles' order (CORE_ROLES, top first) the same way: core/src/ROLE and
 core/include/tilefilter/ROLE share a role's place, a folder includes only its own role or those
 below it, a public header never includes core/src, and no source sits in a folder outside a role.
 
+The front ends (FRONT_ENDS: the CLI, the C API, the GUI) include core and kernels' public headers,
+never one another, and nothing below them includes them.
+
 Usage: tools/include_graph.py [--dot FILE]   exit status 1 when a cycle or an arrow back up exists (printed)
 """
 import os
@@ -21,7 +24,11 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ("app", "core", "kernels")
-INCLUDE_DIRS = ["core/include", "core/src", "kernels/include", "kernels/src", "app/gui", "app/cli"]
+INCLUDE_DIRS = ["core/include", "core/src", "kernels/include", "kernels/src", "app/gui", "app/cli", "app/capi/include"]
+# The front ends over core and kernels' public headers: none includes another, and nothing below
+# includes them (app/capi/include holds the C API's header, which only app/capi itself includes; the
+# Python package in app/python is not C and binds to the library at run time).
+FRONT_ENDS = ["app/cli", "app/capi", "app/gui"]
 EXTS = (".cpp", ".hpp", ".h", ".c", ".cu", ".cuh")
 # app/gui, top first: each folder includes only those after it (and core, kernels' public headers).
 LAYERS = ["app/gui", "app/gui/window", "app/gui/dialogs", "app/gui/panels", "app/gui/views", "app/gui/model",
@@ -45,6 +52,13 @@ def resolve(src, inc):
         p = os.path.normpath(os.path.join(base, inc))
         if os.path.isfile(os.path.join(ROOT, p)):
             return p
+    return None
+
+
+def front_end(folder):
+    for f in FRONT_ENDS:
+        if folder == f or folder.startswith(f + "/"):
+            return f
     return None
 
 
@@ -108,6 +122,11 @@ def main():
     for a, b in sorted(core_up):
         print(f"include runs back up core's roles: {a} -> {b}")
     if core_up:
+        return 1
+    cross = [(a, b) for a in edges for b in edges[a] if front_end(b) and front_end(a) != front_end(b)]
+    for a, b in sorted(cross):
+        print(f"include reaches into another front end: {a} -> {b}")
+    if cross:
         return 1
     loose = sorted({os.path.dirname(f) for f in files() if core_role(os.path.dirname(f)) == -1})
     if loose:

@@ -20,17 +20,23 @@ for want in libc6 libstdc++6 libqt6core6 libqt6widgets6 libqt6charts6 qt6-qpa-pl
   grep -q "\b$want\b" <<<"$depends" || fail "Depends lacks $want: $depends"
 done
 # Removing it leaves nothing: every file is dpkg's to remove, under /usr, with no maintainer script
-# that could create others.
+# that could create others. The one exception is what CPack adds for a shared library in /usr/lib
+# (libtilefilter.so.0, the C API): a postinst and a postrm that run ldconfig and nothing else.
 outside=$(dpkg-deb -c "$deb" | awk '{print $6}' | grep -v '^\./usr/' | grep -v '^\./$' || true)
 [ -z "$outside" ] || fail "files outside /usr: $outside"
 dpkg-deb -e "$deb" "$tmp/control"
-for script in preinst postinst prerm postrm; do [ ! -e "$tmp/control/$script" ] || fail "maintainer script $script"; done
+for script in preinst postinst prerm postrm; do
+  [ -e "$tmp/control/$script" ] || continue
+  body=$(grep -v -E '^(#!/bin/sh|set -e|if \[ "\$1" = "(configure|remove)" \]; then|\s*ldconfig|fi|)$' "$tmp/control/$script" || true)
+  [ -z "$body" ] || fail "maintainer script $script does more than ldconfig: $body"
+done
 
 dpkg -x "$deb" "$tmp/root"
 prefix="$tmp/root/usr"
 for f in bin/tilefilter bin/tilefilter-gui share/applications/tilefilter-gui.desktop \
   share/icons/hicolor/scalable/apps/tilefilter.svg share/tilefilter/presets/soft-focus.json \
-  share/tilefilter/samples/chart.png; do
+  share/tilefilter/samples/chart.png lib/libtilefilter.so.0 include/tilefilter/tilefilter.h \
+  lib/python3/dist-packages/tilefilter/__init__.py; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
 grep -q '^Exec=tilefilter-gui' "$prefix/share/applications/tilefilter-gui.desktop" || fail "desktop entry Exec"
@@ -42,6 +48,13 @@ export QT_QPA_PLATFORM=offscreen XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp
 "$prefix/bin/tilefilter" apply "$prefix/share/tilefilter/samples/chart.png" "$tmp/out.png" \
   --preset soft-focus --devices cpu -q || fail "tilefilter apply --preset soft-focus"
 [ -s "$tmp/out.png" ] || fail "tilefilter apply wrote nothing"
+# The Python package on the C library, both from the prefix (the package finds <prefix>/lib itself).
+if [ -x /usr/bin/python3 ]; then
+  first=$(PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 -c \
+    "import tilefilter; assert tilefilter.__file__.startswith('$prefix'), tilefilter.__file__; print(tilefilter.filters()[:1])") ||
+    fail "python3 -c 'import tilefilter' from the prefix"
+  grep -q "'name': 'box'" <<<"$first" || fail "tilefilter.filters() from the prefix: $first"
+fi
 # The GUI: its samples and presets from the prefix, then a job and a screenshot.
 version=$("$prefix/bin/tilefilter-gui" --version)
 echo "$version"

@@ -42,7 +42,8 @@ dpkg-query -W -f='${Status}\n' tilefilter | grep -q 'install ok installed' || fa
 dpkg -L tilefilter | sort -u >"$tmp/files"
 echo "installed $(wc -l <"$tmp/files") paths"
 
-for f in /usr/bin/tilefilter /usr/bin/tilefilter-gui /usr/share/applications/tilefilter-gui.desktop \
+for f in /usr/bin/tilefilter /usr/bin/tilefilter-gui /usr/lib/libtilefilter.so.0 /usr/include/tilefilter/tilefilter.h \
+  /usr/lib/python3/dist-packages/tilefilter/__init__.py /usr/share/applications/tilefilter-gui.desktop \
   /usr/share/icons/hicolor/scalable/apps/tilefilter.svg /usr/share/tilefilter/presets/soft-focus.json; do
   [ -e "$f" ] || fail "missing $f"
   grep -qx "$f" "$tmp/files" || fail "$f is not dpkg's"
@@ -60,6 +61,10 @@ export QT_QPA_PLATFORM=offscreen XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp
 tilefilter apply /usr/share/tilefilter/samples/chart.png out.png --preset soft-focus --devices cpu -q ||
   fail "installed tilefilter apply --preset soft-focus"
 [ -s out.png ] || fail "tilefilter apply wrote nothing"
+# The Python package and its library from /usr, for Debian's python3 (-B: no __pycache__ for dpkg to miss).
+first=$(/usr/bin/python3 -B -I -c "import tilefilter; print(tilefilter.filters()[:1])") ||
+  fail "python3 -c 'import tilefilter'"
+grep -q "'name': 'box'" <<<"$first" || fail "tilefilter.filters(): $first"
 tilefilter-gui --version | grep -qx "presets: /usr/share/tilefilter/presets" || fail "GUI presets not from /usr"
 tilefilter-gui /usr/share/tilefilter/samples/chart.png --filter gaussian:sigma=2 --devices cpu \
   --screenshot shot.png >/dev/null || fail "installed tilefilter-gui --screenshot"

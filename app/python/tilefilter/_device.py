@@ -1,0 +1,141 @@
+"""CuPy arrays and PyTorch CUDA tensors filtered on the GPU that holds them, on the caller's current
+stream, returned as the same type. Neither library is imported here: an array is recognised by its
+type's module and its __cuda_array_interface__ (duck typing), and its module is already loaded."""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+from . import _lib
+
+_TYPESTR = {"|u1": _lib.U8, "<u2": _lib.U16, "<f4": _lib.F32}
+_ITEMSIZE = {_lib.U8: 1, _lib.U16: 2, _lib.F32: 4}
+# Images at least this large are spread over every GPU when devices="all" (smaller ones lose more to
+# the peer copies than the second GPU saves).
+SPLIT_PIXELS = 1 << 24
+
+
+def _is_torch(a) -> bool:
+    return type(a).__module__.startswith("torch") and hasattr(a, "data_ptr")
+
+
+def is_device_array(a) -> bool:
+    if _is_torch(a):
+        return bool(getattr(a, "is_cuda", False))
+    return hasattr(a, "__cuda_array_interface__")
+
+
+class _Described:
+    """A device array's pointer, shape, byte strides, type, GPU and current stream."""
+
+    def __init__(self, a):
+        if _is_torch(a):
+            torch = sys.modules["torch"]
+            names = {torch.uint8: _lib.U8, torch.float32: _lib.F32}
+            if hasattr(torch, "uint16"):
+                names[torch.uint16] = _lib.U16
+            if a.dtype not in names:
+                raise _lib.InvalidArgumentError(
+                    f"tensors of {a.dtype} cannot be filtered: use torch.uint8, torch.uint16 or torch.float32")
+            self.type = names[a.dtype]
+            self.ptr = a.data_ptr()
+            self.shape = tuple(a.shape)
+            self.strides = tuple(s * a.element_size() for s in a.stride())
+            self.device = a.device.index if a.device.index is not None else torch.cuda.current_device()
+            self.stream = torch.cuda.current_stream(a.device).cuda_stream
+        else:
+            iface = a.__cuda_array_interface__
+            self.type = _TYPESTR.get(iface["typestr"].replace("=", "<"))
+            if self.type is None:
+                raise _lib.InvalidArgumentError(
+                    f"device arrays of type {iface['typestr']} cannot be filtered: use uint8, uint16 or float32")
+            self.ptr = iface["data"][0]
+            self.shape = tuple(iface["shape"])
+            itemsize = _ITEMSIZE[self.type]
+            strides = iface.get("strides")
+            if strides is None:  # C-contiguous
+                strides, step = [], itemsize
+                for n in reversed(self.shape):
+                    strides.insert(0, step)
+                    step *= n
+            self.strides = tuple(strides)
+            dev = getattr(a, "device", None)
+            self.device = getattr(dev, "id", -1) if dev is not None else -1
+            cupy = sys.modules.get("cupy")
+            if cupy is not None and type(a).__module__.startswith("cupy"):
+                self.stream = cupy.cuda.get_current_stream().ptr
+            else:
+                s = iface.get("stream")  # v3: None = no ordering needed, 1 = legacy default, 2 = per-thread
+                self.stream = 0 if s in (None, 1) else s
+        from ._host import packed_pitch, shape_of
+        self.h, self.w, self.c = shape_of(self.shape)
+        self.pitch = packed_pitch(self.shape, self.strides, _ITEMSIZE[self.type])
+
+    def image(self) -> _lib.Image:
+        return _lib.Image(self.ptr, self.pitch, self.w, self.h, self.c, self.type)
+
+    def span(self):
+        return self.ptr, self.ptr + self.pitch * (self.h - 1) + self.w * self.c * _ITEMSIZE[self.type]
+
+
+def _packed(a):
+    """`a`, or a packed copy made on the current stream by the array's own library."""
+    d = _Described(a)
+    if d.pitch is not None and d.ptr % _ITEMSIZE[d.type] == 0:
+        return a, d
+    c = a.contiguous() if _is_torch(a) else sys.modules["cupy"].ascontiguousarray(a)
+    return c, _Described(c)
+
+
+def _empty_like(a):
+    if _is_torch(a):
+        torch = sys.modules["torch"]
+        return torch.empty(tuple(a.shape), dtype=a.dtype, device=a.device)
+    cupy = sys.modules.get("cupy")
+    if cupy is None or not type(a).__module__.startswith("cupy"):
+        raise TypeError(f"out= is needed for device arrays of type {type(a).__name__} (CuPy and PyTorch make their own)")
+    with cupy.cuda.Device(a.device.id):
+        return cupy.empty(a.shape, a.dtype)
+
+
+def _split(devices, pixels: int):
+    if devices in (None, "", "all", "gpu"):
+        return "all" if pixels >= SPLIT_PIXELS else None
+    devices = str(devices)
+    if "cpu" in devices:
+        raise _lib.InvalidArgumentError(
+            f"--devices '{devices}': a device array is filtered on GPUs (all, gpu or ordinals like 0,1)")
+    return devices
+
+
+def filter_device(a, chain, border, border_value, devices, out=None):
+    src, d = _packed(a)
+    split = _split(devices, d.w * d.h)
+    border_b = None if border is None else str(border).encode()
+    split_b = None if split is None else split.encode()
+
+    def run(dst_d):
+        _lib.check(_lib.lib.tf_filter_device(chain._handle, ctypes.byref(d.image()), ctypes.byref(dst_d.image()),
+                                             d.device, d.stream or None, border_b, float(border_value), split_b))
+
+    if out is None:
+        dst = _empty_like(src)
+        run(_Described(dst))
+        return dst
+    if type(out) is not type(a) and not (_is_torch(out) and _is_torch(a)):
+        raise TypeError(f"out= must be of the input's type {type(a).__name__}, not {type(out).__name__}")
+    o = _Described(out)
+    if o.shape != d.shape or o.type != d.type:
+        raise _lib.InvalidArgumentError(f"out= has shape {o.shape} and another type or shape than the input {d.shape}")
+    s0, s1 = d.span()
+    o0, o1 = o.span()
+    if o.pitch is not None and o.ptr % _ITEMSIZE[o.type] == 0 and not (s0 < o1 and o0 < s1):
+        run(o)
+        return out
+    tmp = _empty_like(src)
+    run(_Described(tmp))
+    if _is_torch(out):
+        out.copy_(tmp)
+    else:
+        out[...] = tmp
+    return out

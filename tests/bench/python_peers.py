@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""The Python package (`import tilefilter`) against what a Python user would call instead, in one run:
+NumPy images against cv2.GaussianBlur and scipy.ndimage.gaussian_filter; the fixed cost of a call on a
+64x64 image; tilefilter.dask on a local cluster against tilefilter.filter on the whole array; and on
+a GPU, CuPy arrays against cupyx.scipy.ndimage.gaussian_filter and PyTorch's separable depthwise
+conv2d. Prints one JSON object (and writes it with --json).
+
+    /usr/bin/python3 tests/bench/python_peers.py [--size 4096] [--dask-size 16384] [--gpu-size 8192]
+        [--only numpy,small,dask,gpu] [--json out.json]
+
+What each number includes: host (numpy) calls time the call as a user makes it (argument checks, the
+library's job, the output's allocation; the image already in memory) with time.perf_counter, median of
+N after a warm-up; cv2 and scipy likewise, each on all cores cv2 uses by default (scipy has one).
+`small_overhead_us` = a 64x64 RGBA8 call minus the library's own job time for it (the C API's
+tf_filter timed from C through ctypes, less the Python wrapper), see `small`. Dask: a graph built and
+computed on a LocalCluster of 2 worker processes (1 thread each), chunks 1024^2, against one
+tilefilter.filter of the whole array in this process; neither includes making the source array. GPU:
+CUDA events around the calls on the current stream, image resident, median of N after warm-up;
+cupyx on the uint8 HxWx4 image (mode 'mirror' = reflect101, truncate so the radius is 3 sigma as
+ours); PyTorch on float32 1x4xHxW (reflect pad + two depthwise conv1d passes), conversions untimed.
+The PYTHONPATH/TILEFILTER_LIBRARY of a build tree, or an installed package, decide which tilefilter
+runs; the JSON names the library's version and the devices it saw.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tilefilter
+
+
+def median_time(fn, min_runs=3, max_runs=30, budget_s=3.0):
+    fn()  # warm-up
+    times = []
+    t_end = time.perf_counter() + budget_s
+    while len(times) < min_runs or (len(times) < max_runs and time.perf_counter() < t_end):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return {"median_ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3, "max_ms": max(times) * 1e3,
+            "runs": len(times)}
+
+
+def gaussian_taps(sigma, radius):
+    n = 2 * radius + 1
+    t = [math.exp(-0.5 / (sigma * sigma) * (i - (n - 1) * 0.5) ** 2) for i in range(n)]
+    s = sum(t)
+    return [v / s for v in t]
+
+
+def bench_numpy(size):
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (size, size, 4), dtype=np.uint8)
+    out = {}
+    try:
+        import cv2
+    except ImportError:
+        cv2 = None
+    try:
+        from scipy import ndimage
+    except ImportError:
+        ndimage = None
+    for sigma in (1.5, 5):
+        r = math.ceil(3 * sigma)
+        row = {"tilefilter": median_time(lambda: tilefilter.filter(a, f"gaussian:sigma={sigma}"))}
+        row["tilefilter_out"] = median_time(
+            lambda o=np.empty_like(a): tilefilter.filter(a, f"gaussian:sigma={sigma}", out=o))
+        if cv2 is not None:
+            row["cv2.GaussianBlur"] = median_time(
+                lambda: cv2.GaussianBlur(a, (2 * r + 1, 2 * r + 1), sigma, borderType=cv2.BORDER_REFLECT_101))
+            row["cv2_threads"] = cv2.getNumThreads()
+        if ndimage is not None:
+            row["scipy.ndimage.gaussian_filter"] = median_time(
+                lambda: ndimage.gaussian_filter(a, (sigma, sigma, 0), mode="mirror", truncate=r / sigma),
+                min_runs=2, max_runs=5)
+        t = row["tilefilter"]["median_ms"]
+        if "cv2.GaussianBlur" in row:
+            row["speed_vs_cv2"] = row["cv2.GaussianBlur"]["median_ms"] / t
+        if "scipy.ndimage.gaussian_filter" in row:
+            row["speed_vs_scipy"] = row["scipy.ndimage.gaussian_filter"]["median_ms"] / t
+        out[f"sigma {sigma}"] = row
+    return {"image": f"{size}x{size} RGBA8", "what": "host memory, one call each, output allocated", **out}
+
+
+def bench_small():
+    """The fixed cost of a call: 64x64 RGBA8 sigma 1.5 through tilefilter.filter, through the C API
+    directly (ctypes, arguments prepared once), and the gap between them."""
+    import ctypes
+    from tilefilter import _host, _lib
+    from tilefilter._chain import chain_of
+    a = np.random.default_rng(2).integers(0, 256, (64, 64, 4), dtype=np.uint8)
+    o = np.empty_like(a)
+    chain = chain_of(("gaussian:sigma=1.5",))
+    opts = _host.options(None, 0, "all", False, None, 0, 0)
+    src, dst = _host.describe(a), _host.describe(o)
+    c_call = lambda: _lib.lib.tf_filter(chain._handle, ctypes.byref(src), ctypes.byref(dst), ctypes.byref(opts))
+    py_call = lambda: tilefilter.filter(a, "gaussian:sigma=1.5")
+    n = 2000
+
+    def per_call(fn):
+        fn()
+        best = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best.append((time.perf_counter() - t0) / n * 1e6)
+        return statistics.median(best)
+
+    c_us, py_us = per_call(c_call), per_call(py_call)
+    cv2_us = None
+    try:
+        import cv2
+        cv2_us = per_call(lambda: cv2.GaussianBlur(a, (11, 11), 1.5, borderType=cv2.BORDER_REFLECT_101))
+    except ImportError:
+        pass
+    return {"image": "64x64 RGBA8 gaussian sigma 1.5", "tilefilter_filter_us": py_us, "c_api_tf_filter_us": c_us,
+            "python_overhead_us": py_us - c_us, "cv2_us": cv2_us,
+            "note": "c_api_tf_filter_us is the library's whole job (devices from its pool, scheduler, the "
+                    "filtering); python_overhead_us what the binding adds on top"}
+
+
+def bench_dask(size, chunk, workers):
+    import dask.array as da
+    import distributed
+    import tilefilter.dask as tfd
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, (size, size), dtype=np.uint8)
+    whole = median_time(lambda: tilefilter.filter(a, "gaussian:sigma=1.5"), min_runs=3, max_runs=5)
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        d = da.from_array(a, chunks=chunk)
+        d = client.persist(d)  # the source's chunks on the workers, as a real array would be
+        distributed.wait(d)
+
+        def run():
+            r = tfd.filter(d, "gaussian:sigma=1.5").persist()
+            distributed.wait(r)
+            return r
+
+        dask_t = median_time(run, min_runs=3, max_runs=5)
+        r = run()
+        same = bool(np.array_equal(r.compute(), tilefilter.filter(a, "gaussian:sigma=1.5")))
+    return {"image": f"{size}x{size} u8 gaussian sigma 1.5, chunks {chunk}^2", "workers": workers,
+            "tilefilter.filter_whole": whole, "tilefilter.dask_persisted": dask_t,
+            "ratio": dask_t["median_ms"] / whole["median_ms"], "same_bits": same,
+            "note": "dask: the source persisted on the workers beforehand; the result persisted there (not "
+                    "gathered); whole: one call in this process on every core"}
+
+
+def cuda_median(fn, cp, runs=20):
+    fn()
+    cp.cuda.Device().synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(runs):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "runs": runs}
+
+
+def bench_gpu(size):
+    try:
+        import cupy as cp
+    except ImportError:
+        return {"skipped": "no cupy"}
+    import cupyx.scipy.ndimage as cndi
+    rng = np.random.default_rng(4)
+    a = cp.asarray(rng.integers(0, 256, (size, size, 4), dtype=np.uint8))
+    res = {"image": f"{size}x{size} RGBA8, device-resident", "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"]
+           .decode()}
+    for sigma in (1.5, 5):
+        r = math.ceil(3 * sigma)
+        out = cp.empty_like(a)
+        row = {"tilefilter": cuda_median(lambda: tilefilter.filter(a, f"gaussian:sigma={sigma}", out=out), cp),
+               "tilefilter_alloc": cuda_median(lambda: tilefilter.filter(a, f"gaussian:sigma={sigma}"), cp),
+               "cupyx.gaussian_filter": cuda_median(
+                   lambda: cndi.gaussian_filter(a, (sigma, sigma, 0), mode="mirror", truncate=r / sigma), cp,
+                   runs=5)}
+        row["speed_vs_cupyx"] = row["cupyx.gaussian_filter"]["median_ms"] / row["tilefilter"]["median_ms"]
+        try:
+            import torch
+            import torch.nn.functional as F
+            x = torch.as_tensor(a, device="cuda").permute(2, 0, 1)[None].float().contiguous()
+            taps = torch.tensor(gaussian_taps(sigma, r), device="cuda", dtype=torch.float32)
+            kx = taps.view(1, 1, 1, -1).repeat(4, 1, 1, 1)
+            ky = taps.view(1, 1, -1, 1).repeat(4, 1, 1, 1)
+
+            def torch_sep():
+                p = F.pad(x, (r, r, r, r), mode="reflect")
+                return F.conv2d(F.conv2d(p, kx, groups=4), ky, groups=4)
+
+            stream = torch.cuda.current_stream()
+            with cp.cuda.ExternalStream(stream.cuda_stream):
+                row["torch_separable_conv2d"] = cuda_median(torch_sep, cp)
+            row["speed_vs_torch"] = row["torch_separable_conv2d"]["median_ms"] / row["tilefilter"]["median_ms"]
+            t = torch.as_tensor(a, device="cuda")
+            tout = torch.empty_like(t)
+            with cp.cuda.ExternalStream(stream.cuda_stream):
+                row["tilefilter_torch_tensor"] = cuda_median(
+                    lambda: tilefilter.filter(t, f"gaussian:sigma={sigma}", out=tout), cp)
+        except ImportError:
+            row["torch"] = "not installed"
+        res[f"sigma {sigma}"] = row
+    n = sum(1 for d in tilefilter.devices() if d["kind"] == "gpu")
+    if n > 1:
+        res["split_all_gpus_sigma_1.5"] = cuda_median(lambda: tilefilter.filter(a, "gaussian:sigma=1.5",
+                                                                                 devices="all"), cp)
+    return res
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--size", type=int, default=4096)
+    p.add_argument("--dask-size", type=int, default=16384)
+    p.add_argument("--dask-chunk", type=int, default=1024)
+    p.add_argument("--dask-workers", type=int, default=2)
+    p.add_argument("--gpu-size", type=int, default=8192)
+    p.add_argument("--only", default="numpy,small,dask,gpu")
+    p.add_argument("--json")
+    args = p.parse_args()
+    parts = args.only.split(",")
+    result = {"tilefilter": tilefilter.__version__, "python": sys.version.split()[0], "cores": os.cpu_count(),
+              "devices": [d["id"] + " " + d["name"] for d in tilefilter.devices()]}
+    if "numpy" in parts:
+        result["numpy"] = bench_numpy(args.size)
+    if "small" in parts:
+        result["small"] = bench_small()
+    if "dask" in parts:
+        result["dask"] = bench_dask(args.dask_size, args.dask_chunk, args.dask_workers)
+    if "gpu" in parts:
+        result["gpu"] = bench_gpu(args.gpu_size)
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

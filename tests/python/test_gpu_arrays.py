@@ -1,0 +1,98 @@
+"""CuPy arrays and PyTorch CUDA tensors (run on a GPU machine; skipped without CuPy, PyTorch or a GPU):
+filtered where they live with the NumPy path's bits, into out= without a copy (the output's device
+pointer is the one given), on a non-default stream, and split over two GPUs."""
+import numpy as np
+import pytest
+
+import tilefilter
+from conftest import random_image
+
+CHAIN = ("gaussian:sigma=1.5", "sharpen")
+
+
+def gpu_count():
+    try:
+        return sum(1 for d in tilefilter.devices("all") if d["kind"] == "gpu")
+    except tilefilter.TileFilterError:
+        return 0
+
+
+needs_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no GPU visible to libtilefilter")
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy", reason="CuPy is not installed")
+
+
+@pytest.fixture(scope="module")
+def torch():
+    t = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not t.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    return t
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("border", ["reflect101", "constant", "wrap"])
+def test_cupy_same_bits_as_numpy(cp, dtype, channels, border):
+    a = random_image(np.random.default_rng(1), 301, 517, channels, dtype)
+    got = tilefilter.filter(cp.asarray(a), *CHAIN, border=border, border_value=3)
+    assert isinstance(got, cp.ndarray)
+    want = tilefilter.filter(a, *CHAIN, border=border, border_value=3, devices="cpu", exact=True)
+    assert np.array_equal(cp.asnumpy(got), want)
+
+
+@needs_gpu
+def test_cupy_out_is_written_in_place_on_a_stream(cp):
+    a = random_image(np.random.default_rng(2), 1000, 1200, 4, np.uint8)
+    want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
+    d_a = cp.asarray(a)
+    cp.cuda.Device().synchronize()  # the upload ran on the null stream, which a non-blocking one ignores
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        d_out = cp.empty_like(d_a)
+        ptr = d_out.data.ptr
+        got = tilefilter.filter(d_a, *CHAIN, out=d_out)
+        assert got is d_out and got.data.ptr == ptr
+        host = cp.asnumpy(got, stream=stream)
+    stream.synchronize()
+    assert np.array_equal(host, want)
+    view = cp.asarray(random_image(np.random.default_rng(3), 400, 600, 3, np.float32))[50:350, 100:500]
+    assert np.array_equal(cp.asnumpy(tilefilter.filter(view, "gaussian:sigma=3")),
+                          tilefilter.filter(cp.asnumpy(view), "gaussian:sigma=3", devices="cpu"))
+
+
+@needs_gpu
+def test_torch_tensors(torch):
+    a = random_image(np.random.default_rng(4), 333, 444, 4, np.uint8)
+    want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
+    t = torch.from_numpy(a).cuda()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # after the upload
+    with torch.cuda.stream(s):
+        out = torch.empty_like(t)
+        ptr = out.data_ptr()
+        got = tilefilter.filter(t, *CHAIN, out=out)
+        assert got is out and got.data_ptr() == ptr
+    s.synchronize()
+    assert np.array_equal(got.cpu().numpy(), want)
+    f = torch.from_numpy(random_image(np.random.default_rng(5), 100, 90, 1, np.float32)).cuda()
+    g = tilefilter.filter(f, "box:radius=3")
+    assert isinstance(g, torch.Tensor) and g.is_cuda
+    assert np.array_equal(g.cpu().numpy(), tilefilter.filter(f.cpu().numpy(), "box:radius=3", devices="cpu"))
+
+
+@pytest.mark.skipif(gpu_count() < 2, reason="needs two GPUs")
+def test_cupy_split_over_two_gpus(cp):
+    a = random_image(np.random.default_rng(6), 4099, 4097, 4, np.uint8)
+    want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
+    with cp.cuda.Device(0):
+        d_a = cp.asarray(a)
+        got = tilefilter.filter(d_a, *CHAIN, devices="0,1")
+        assert got.device.id == 0
+        assert np.array_equal(cp.asnumpy(got), want)
+        wrap = tilefilter.filter(d_a, *CHAIN, devices="0,1", border="wrap")
+        assert np.array_equal(cp.asnumpy(wrap), tilefilter.filter(a, *CHAIN, border="wrap", devices="cpu"))
