@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
 
 #ifndef TF_VERSION
@@ -21,6 +22,7 @@ int& command_exit_code() {
 
 int main(int argc, char** argv) {
   tf::cuda::install_backend();
+  tf::keep_gpu_resources_until_exit();  // this process ends with _Exit once its outputs are written
   CLI::App app{"TileFilter: convolution filters on every GPU of the machine (or the CPU), tiled with halos"};
   app.set_version_flag("--version", std::string("tilefilter ") + TF_VERSION);
   app.require_subcommand(1);

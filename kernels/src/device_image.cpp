@@ -177,6 +177,11 @@ void filter_split(const ImageView& src, const ImageView& dst, const Chain& chain
   const int n = static_cast<int>(ordinals.size());
   const int band_rows = (src.height + n - 1) / n;
   const auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), {src.width, band_rows});
+  // A band whose chain cannot synthesize its border (wrap takes rows from the other end of the
+  // image) runs the image whole on the caller's GPU instead.
+  for (const auto& t : tiles)
+    if (!cpu::chain_fits_tile(chain, t, src.width, src.height, border.mode))
+      return filter_on_one(src, dst, chain, border, device, stream);
   Event ready(device, Event::Timing::Untimed);
   {
     ScopedDevice on(device);

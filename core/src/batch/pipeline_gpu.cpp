@@ -32,6 +32,7 @@ void BatchRun::gpu_loop(std::size_t g) {
       bool done = false;
     };
     auto slot = std::make_shared<Slot>();
+    if (keeping_gpu_resources_until_exit()) keep_until_exit(slot);  // a lane that comes late is not torn down
     std::thread([slot, device = devices_[d], label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
       StartupTimer timer(label);
       std::string why;
@@ -95,6 +96,7 @@ void BatchRun::gpu_loop(std::size_t g) {
     for (std::size_t k = 0; k < batch.size(); ++k)
       finish_gpu_file(std::move(batch[k]), std::move(outcomes.at(k)), jobs[k].encode, d, lane_no, t0, t_end);
   }
+  if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
 }
 
 void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0,

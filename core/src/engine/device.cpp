@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf {
@@ -51,7 +52,10 @@ GpuDiscovery discover_gpus(std::size_t memory_cap) {
     p = provider();
   }
   if (!p) return {{}, "this build has no GPU backend"};
-  return p(memory_cap);
+  GpuDiscovery found = p(memory_cap);
+  for (const auto& g : found.gpus)
+    if (keeping_gpu_resources_until_exit()) keep_until_exit(g);
+  return found;
 }
 
 DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_cap) {

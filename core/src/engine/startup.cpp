@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -20,15 +21,22 @@ namespace {
 // Per hardware thread: a Gaussian of sigma 1.5 (22 taps a channel) ran 446 Mpix of RGBA8 a
 // CPU-second on the 2-core VM (3.9e10 multiply-adds; docs/performance.md), taken at half for other
 // kernels and machines; 200 and 1000 photos of 12 Mpix were decoded, filtered (sigma 1.5) and
-// encoded at 19-28 Mpix/s a thread on 64 (4xH100 host, 2026-11-26, --devices cpu --codec cpu).
+// encoded at 19-30 Mpix/s a thread (4xH100 host, 64 threads, and 2xH100, 32, 2026-11-26,
+// --devices cpu --codec cpu).
 constexpr double kCpuFmasPerSecond = 2e10;
-constexpr double kCpuCodecPixelsPerSecond = 20e6;
+constexpr double kCpuCodecPixelsPerSecond = 25e6;
 // Starting GPUs (4 H100s, 2026-11-26, `tilefilter startup`: the CUDA runtime alone): the driver took
 // 0.55-0.60 s, four contexts 0.50-0.64 s (the driver makes them one at a time), whole processes
-// 1.7-1.8 s. nvJPEG's handles of a GPU take about a second more where JPEGs go to GPU codecs.
+// 1.6-1.8 s. nvJPEG's handles then took 0.35-0.85 s a GPU, the driver again one GPU at a time, and
+// the first photo through a GPU codec came 2.5-3.5 s after the process started.
 constexpr double kDriverStartS = 0.6;
 constexpr double kContextS = 0.15;
-constexpr double kGpuCodecStartS = 1.0;
+constexpr double kGpuCodecStartS = 0.8;  // a GPU's
+// What a GPU then does a second: 1000 photos of 12 Mpix went through four H100s' codec workers in
+// 4.9-5.7 s in-process (--codec gpu, sigma 1.5, 2026-11-26), 0.5-0.6 Gpix/s a GPU, taken at 0.8;
+// filters from host memory, 5.9 Gpix/s pageable on one H200 (docs/performance.md).
+constexpr double kGpuCodecPixelsPerSecond = 0.8e9;
+constexpr double kGpuPixelsPerSecond = 5e9;
 
 double process_start_seconds_ago() {
   // Field 22 of /proc/self/stat: the start time in clock ticks after boot; /proc/uptime: now.
@@ -85,6 +93,19 @@ std::vector<StartupStep> startup_steps() {
   return steps();
 }
 
+namespace {
+std::atomic<bool> keeping{false};
+}  // namespace
+
+void keep_gpu_resources_until_exit() { keeping = true; }
+bool keeping_gpu_resources_until_exit() { return keeping.load(); }
+
+void keep_until_exit(std::shared_ptr<void> what) {
+  static auto* kept = new std::vector<std::shared_ptr<void>>;  // never destroyed: the process's end frees it
+  std::lock_guard lock(steps_mutex());
+  kept->push_back(std::move(what));
+}
+
 int gpus_visible_without_cuda() {
   namespace fs = std::filesystem;
   // A container shows the GPUs it may use as /dev/nvidiaN (CUDA needs them), while its
@@ -119,17 +140,24 @@ StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int
   cores = std::max(1, cores);
   const double fmas = work.pixels * std::max(1, work.channels) * static_cast<double>(std::max(1LL, work.fmas));
   c.cpu_s = (fmas / kCpuFmasPerSecond + work.codec_pixels / kCpuCodecPixelsPerSecond) / cores;
-  c.gpu_start_s = kDriverStartS + kContextS * std::max(1, gpus) + (work.gpu_codecs ? kGpuCodecStartS : 0.0);
-  c.cpu_only = gpus == 0 || c.cpu_s < c.gpu_start_s;
-  if (gpus == 0) c.reason = "no GPU visible";
-  else if (c.cpu_only)
+  const int n = std::max(1, gpus);
+  c.gpu_start_s = kDriverStartS + kContextS * n + (work.gpu_codecs ? kGpuCodecStartS * n : 0.0);
+  // The GPUs' own time for the work after their start: the CPU is chosen where it finishes first.
+  const double gpu_work_s = work.pixels / ((work.gpu_codecs ? kGpuCodecPixelsPerSecond : kGpuPixelsPerSecond) * n);
+  // Without a GPU the driver shows, discovery itself finds none (and says why): nothing to save.
+  c.cpu_only = gpus > 0 && c.cpu_s < c.gpu_start_s + gpu_work_s;
+  if (gpus == 0) {
+    c.reason = "no GPU visible to the driver";
+  } else if (c.cpu_only) {
     c.reason = fmt::format(
         "CPU workers only: the work takes about {:.2f} s on {} cores, less than the {:.2f} s that starting {} GPU{} "
-        "costs",
-        c.cpu_s, cores, c.gpu_start_s, gpus, gpus == 1 ? "" : "s");
-  else
-    c.reason = fmt::format("GPUs: the work takes about {:.2f} s on {} cores, more than the {:.2f} s to start them",
-                           c.cpu_s, cores, c.gpu_start_s);
+        "costs and the {:.2f} s they would take",
+        c.cpu_s, cores, c.gpu_start_s, gpus, gpus == 1 ? "" : "s", gpu_work_s);
+  } else {
+    c.reason = fmt::format(
+        "GPUs: the work takes about {:.2f} s on {} cores, more than the {:.2f} s to start them and {:.2f} s on them",
+        c.cpu_s, cores, c.gpu_start_s, gpu_work_s);
+  }
   return c;
 }
 

@@ -1,6 +1,7 @@
 // Start-up: what a process pays before a GPU can work, recorded as it happens (the report and
 // --verbose show it), and the choice to leave the GPUs alone when the work is smaller than that.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,14 @@ class StartupTimer {
   std::string what_;
   double t0_;
 };
+
+// A program that ends its process with _Exit once its outputs are written (the CLI) calls
+// keep_gpu_resources_until_exit() first: GPU devices and codec lanes are then kept to the end
+// instead of being torn down one by one (four H100s' codec lanes and buffers took seconds), and the
+// driver frees them as the process ends. keep_until_exit() holds what is handed to it for good.
+void keep_gpu_resources_until_exit();
+bool keeping_gpu_resources_until_exit();
+void keep_until_exit(std::shared_ptr<void> what);
 
 // GPUs the NVIDIA driver shows, counted without a CUDA or NVML call (/dev/nvidiaN, else
 // /proc/driver/nvidia/gpus): 0 on a machine without one. CUDA_VISIBLE_DEVICES narrows it as CUDA would
