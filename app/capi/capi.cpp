@@ -261,41 +261,11 @@ std::string bundled_folder(const std::string& what) {
   return {};
 }
 
-std::string preset_path(const std::string& arg) {
-  std::error_code ec;
-  if (arg.find('/') != std::string::npos || std::filesystem::exists(arg, ec)) return arg;
-  const std::string dir = bundled_folder("presets");
-  for (const std::string& name : {arg, arg + ".json"})
-    if (!dir.empty() && std::filesystem::is_regular_file(dir + "/" + name, ec)) return dir + "/" + name;
-  return arg;
-}
-
-// `--compression` as the CLI reads it: METHOD[:LEVEL] for TIFF, or a level 0-9.
-void parse_compression(const char* text, WriteOptions& o) {
-  if (!text || !*text) return;
-  const std::string c = text;
-  const auto colon = c.find(':');
-  const std::string method = c.substr(0, colon), level = colon == std::string::npos ? "" : c.substr(colon + 1);
-  auto parse_level = [&](const std::string& t) {
-    char* end = nullptr;
-    const long v = std::strtol(t.c_str(), &end, 10);
-    if (t.empty() || *end || v < 0 || v > 22)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22)", c));
-    return static_cast<int>(v);
-  };
-  if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {
-    o.level = parse_level(method);
-  } else {
-    o.compression = method;
-    if (!level.empty()) o.level = parse_level(level);
-  }
-}
-
 WriteOptions write_options(const char* metadata_from, int quality, const char* compression, Metadata* metadata) {
   WriteOptions o;
   require(quality >= 0 && quality <= 100, fmt::format("--quality {}: use 1-100", quality));
   o.quality = quality == 0 ? 95 : quality;
-  parse_compression(compression, o);
+  parse_compression(compression ? compression : "", o);
   if (metadata_from && *metadata_from) *metadata = open_image(metadata_from)->info().metadata;
   return o;
 }
@@ -356,7 +326,7 @@ tf_status tf_chain_from_preset(const char* preset, const char* const* specs, int
     require(out != nullptr, "tf_chain_from_preset: no place for the chain");
     require(preset && *preset, "no preset given");
     *out = nullptr;
-    const Preset p = load_preset(preset_path(preset));
+    const Preset p = load_preset(find_preset(preset, bundled_folder("presets")));
     std::vector<std::string> all = to_specs(p.chain.filters);
     for (auto& s : spec_list(specs, count)) all.push_back(std::move(s));
     *out = make_chain(std::move(all), p.chain.border);

@@ -84,23 +84,9 @@ std::string bundled_folder(const std::string& what) {
   return {};
 }
 
-namespace {
-
-// "soft-focus" (no folder, no such file here) names a bundled preset.
-std::string preset_path(const std::string& arg) {
-  std::error_code ec;
-  if (arg.find('/') != std::string::npos || std::filesystem::exists(arg, ec)) return arg;
-  const std::string dir = bundled_folder("presets");
-  for (const std::string& name : {arg, arg + ".json"})
-    if (!dir.empty() && std::filesystem::is_regular_file(dir + "/" + name, ec)) return dir + "/" + name;
-  return arg;
-}
-
-}  // namespace
-
 JobFlags with_preset(const JobFlags& f) {
   if (f.preset.empty()) return f;
-  const Preset preset = load_preset(preset_path(f.preset));
+  const Preset preset = load_preset(find_preset(f.preset, bundled_folder("presets")));
   JobFlags out = f;
   out.filters = to_specs(preset.chain.filters);
   out.filters.insert(out.filters.end(), f.filters.begin(), f.filters.end());
@@ -129,27 +115,7 @@ WriteOptions write_options(const WriteFlags& f) {
   o.strip = f.strip;
   o.tiff_pyramid = f.tiff_pyramid;
   if (!f.tiff_tile.empty()) o.tiff_tile = parse_size(f.tiff_tile, "--tiff-tile");
-  if (!f.compression.empty()) {
-    const auto colon = f.compression.find(':');
-    const std::string method = f.compression.substr(0, colon);
-    const std::string level = colon == std::string::npos ? "" : f.compression.substr(colon + 1);
-    auto parse_level = [&](const std::string& text) {
-      char* end = nullptr;
-      const long v = std::strtol(text.c_str(), &end, 10);
-      const bool jpeg = method == "jpeg";
-      if (text.empty() || *end || v < (jpeg ? 1 : 0) || v > (jpeg ? 100 : 22))
-        throw Error(
-            ErrorKind::InvalidArgument,
-            fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22, jpeg a quality 1-100)", f.compression));
-      return static_cast<int>(v);
-    };
-    if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {
-      o.level = parse_level(method);
-    } else {
-      o.compression = method;
-      if (!level.empty()) o.level = parse_level(level);
-    }
-  }
+  parse_compression(f.compression, o);
   return o;
 }
 

@@ -256,4 +256,13 @@ void save_preset(const std::string& path, const Preset& preset) {
       path, std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
 }
 
+std::string find_preset(const std::string& arg, const std::string& bundled_dir) {
+  std::error_code ec;
+  if (arg.find('/') != std::string::npos || std::filesystem::exists(arg, ec)) return arg;
+  for (const std::string& name : {arg, arg + ".json"})
+    if (!bundled_dir.empty() && std::filesystem::is_regular_file(bundled_dir + "/" + name, ec))
+      return bundled_dir + "/" + name;
+  return arg;
+}
+
 }  // namespace tf

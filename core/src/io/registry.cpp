@@ -3,7 +3,9 @@
 // the stb / OpenCV / TurboJPEG codecs (codec.cpp) behind the same two interfaces.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -129,6 +131,28 @@ Image read_whole(ImageReader& reader, const PixelAllocator& alloc) {
   Image img(info.width, info.height, info.format, alloc);
   reader.read_rows(0, img.view());
   return img;
+}
+
+void parse_compression(const std::string& text, WriteOptions& o) {
+  if (text.empty()) return;
+  const auto colon = text.find(':');
+  const std::string method = text.substr(0, colon);
+  const std::string level = colon == std::string::npos ? "" : text.substr(colon + 1);
+  auto parse_level = [&](const std::string& digits) {
+    char* end = nullptr;
+    const long v = std::strtol(digits.c_str(), &end, 10);
+    const bool jpeg = method == "jpeg";
+    if (digits.empty() || *end || v < (jpeg ? 1 : 0) || v > (jpeg ? 100 : 22))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("--compression '{}': the level must be 0-9 (zstd 1-22, jpeg a quality 1-100)", text));
+    return static_cast<int>(v);
+  };
+  if (!method.empty() && std::isdigit(static_cast<unsigned char>(method[0]))) {
+    o.level = parse_level(method);
+  } else {
+    o.compression = method;
+    if (!level.empty()) o.level = parse_level(level);
+  }
 }
 
 }  // namespace tf

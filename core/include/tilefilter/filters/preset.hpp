@@ -52,6 +52,9 @@ struct Preset {
 std::string preset_to_json(const Preset& preset);
 // `origin` names the file in messages and gives the name when the file has none. Throws tf::Error.
 Preset preset_from_json(std::string_view json, const std::string& origin);
+// A --preset argument as a file: itself where it holds a '/' or names a file, else NAME or NAME.json
+// in `bundled_dir` (the bundled presets, "soft-focus"); `arg` as given where neither exists.
+std::string find_preset(const std::string& arg, const std::string& bundled_dir);
 Preset load_preset(const std::string& path);                      // throws tf::Error
 void save_preset(const std::string& path, const Preset& preset);  // throws tf::Error; atomic
 

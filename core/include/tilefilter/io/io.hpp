@@ -108,6 +108,10 @@ class ImageWriter {
 // compression_from_input, so a TIFF writer that cannot hold it falls back; other formats ignore it).
 void keep_input_compression(WriteOptions& options, const ImageInfo& input);
 
+// `--compression` as a user writes it into `options`: METHOD[:LEVEL] for TIFF (jpeg takes a
+// quality 1-100), or a zlib level 0-9 alone (PNG). Throws tf::Error (InvalidArgument) quoting `text`.
+void parse_compression(const std::string& text, WriteOptions& options);
+
 // Opens `path` with the reader its bytes call for (not its extension). Size checks happen here,
 // before any pixel memory: formats read Whole against limits.max_pixels, streaming ones against
 // limits.max_stream_pixels. Throws tf::Error naming the file and the reason.
