@@ -1,8 +1,9 @@
 // The file formats behind open_image / create_image: one file each (format_tiff.cpp, format_png.cpp,
-// format_jpeg.cpp; TIFF's reader and writer live in tiff_reader.cpp and tiff_writer.cpp, format_tiff.cpp
-// registers them), registered in registry.cpp. A format whose library is not in the build answers
-// available() == false and is never asked anything else. Each format keeps its safety checks inside
-// its library's own error handling (libtiff/libpng/libjpeg error handlers turned into tf::Error).
+// format_jpeg.cpp; TIFF's reader and writer live in tiff_reader.cpp and tiff_writer.cpp, PNG's in
+// png_reader.cpp and png_writer.cpp, and format_tiff.cpp / format_png.cpp register them), registered
+// in registry.cpp. A format whose library is not in the build answers available() == false and is
+// never asked anything else. Each format keeps its safety checks inside its library's own error
+// handling (libtiff/libpng/libjpeg error handlers turned into tf::Error).
 #pragma once
 #include <memory>
 #include <span>

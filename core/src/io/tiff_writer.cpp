@@ -1,5 +1,6 @@
 // The libtiff streaming writer: strips or tiles compressed on every core, written in order
-// (format_tiff.cpp registers it; tiff_common.hpp holds what it shares with the reader).
+// (format_tiff.cpp registers it; tiff_common.hpp holds what it shares with the reader, tiff_units.hpp
+// the settings of its strips and tiles and their encoder).
 //
 // Writer. Rows arrive top to bottom in bands of any height and gather into a batch of a few strip
 // rows / tile rows (about 2 units per thread). A full batch goes to the workers while the caller
@@ -33,6 +34,7 @@
 #include "atomic_file.hpp"
 #include "metadata.hpp"
 #include "tiff_common.hpp"
+#include "tiff_units.hpp"
 #include "tilefilter/util/error.hpp"
 #include "tilefilter/util/thread_pool.hpp"
 
@@ -41,126 +43,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Writer
-
-// The settings every strip/tile of one output shares; unit encoders copy them.
-struct UnitSetup {
-  int unit_width = 0, unit_height = 0;  // a strip is image-wide; a tile is its tile size
-  bool tiled = false;
-  int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE, predictor = PREDICTOR_NONE,
-      level = -1;
-  int photometric() const {
-    if (compression == COMPRESSION_JPEG && spp == 3) return PHOTOMETRIC_YCBCR;
-    return spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-  }
-};
-
-// The tags that describe the samples and their coding, the same on the file and on every unit encoder.
-void set_sample_tags(TIFF* t, const UnitSetup& s) {
-  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, s.spp);
-  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, s.bits);
-  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, s.sample_format);
-  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, s.photometric());
-  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-  if (s.spp == 2 || s.spp == 4) {
-    const std::uint16_t extra[1] = {EXTRASAMPLE_UNASSALPHA};
-    TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
-  }
-  TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
-  if (s.predictor != PREDICTOR_NONE) TIFFSetField(t, TIFFTAG_PREDICTOR, s.predictor);
-  if (s.compression == COMPRESSION_JPEG) {
-    TIFFSetField(t, TIFFTAG_JPEGTABLESMODE, 0);  // every unit carries its own tables
-    if (s.photometric() == PHOTOMETRIC_YCBCR) {
-      float reference[6] = {0, 255, 128, 255, 128, 255};  // full-range YCbCr, as libjpeg codes it
-      TIFFSetField(t, TIFFTAG_YCBCRSUBSAMPLING, 2, 2);
-      TIFFSetField(t, TIFFTAG_REFERENCEBLACKWHITE, reference);
-    }
-  }
-}
-
-// libtiff's codec for one worker thread, on a private TIFF in memory: each strip/tile is written
-// there as unit 0 with TIFFWriteEncodedStrip/Tile (libtiff applies the predictor and compresses —
-// with libdeflate where libtiff was built with it), and the bytes its write procedure receives
-// meanwhile are that unit's compressed data, ready for TIFFWriteRawStrip/Tile in the real file.
-class UnitEncoder {
- public:
-  explicit UnitEncoder(const UnitSetup& s) : tiled_(s.tiled) {
-#if TIFFLIB_VERSION >= 20221213
-    TIFFOpenOptions* o = TIFFOpenOptionsAlloc();
-    TIFFOpenOptionsSetErrorHandlerExtR(o, on_tiff_error, &msgs_);
-    TIFFOpenOptionsSetWarningHandlerExtR(o, on_tiff_warning, &msgs_);
-    tif_ = TIFFClientOpenExt("memory", "w", this, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc,
-                             unmap_proc, o);
-    TIFFOpenOptionsFree(o);
-#else
-    tif_ = TIFFClientOpen("memory", "w", this, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc,
-                          unmap_proc);
-#endif
-    if (!tif_) throw Error(ErrorKind::Internal, "libtiff could not make an in-memory TIFF");
-    TIFF* t = tif_;
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(s.unit_width));
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(s.unit_height));
-    set_sample_tags(t, s);
-    if (s.compression == COMPRESSION_JPEG) {
-      TIFFSetField(t, TIFFTAG_JPEGQUALITY, s.level);
-      if (s.photometric() == PHOTOMETRIC_YCBCR) TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
-    }
-    if (s.level >= 0 && s.compression == COMPRESSION_ADOBE_DEFLATE)
-      TIFFSetField(t, TIFFTAG_ZIPQUALITY, std::min(s.level, 12));
-    if (s.level >= 1 && s.compression == COMPRESSION_ZSTD) TIFFSetField(t, TIFFTAG_ZSTD_LEVEL, std::min(s.level, 22));
-    if (s.tiled) {
-      TIFFSetField(t, TIFFTAG_TILEWIDTH, static_cast<std::uint32_t>(s.unit_width));
-      TIFFSetField(t, TIFFTAG_TILELENGTH, static_cast<std::uint32_t>(s.unit_height));
-    } else {
-      TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(s.unit_height));
-    }
-  }
-  ~UnitEncoder() {
-    if (tif_) TIFFCleanup(tif_);  // its directory goes nowhere: the write procedure drops it
-  }
-  UnitEncoder(const UnitEncoder&) = delete;
-  UnitEncoder& operator=(const UnitEncoder&) = delete;
-
-  // Compresses `bytes` of unit data (may be modified: the predictor runs in place) into `out`.
-  void encode(std::uint8_t* data, std::size_t bytes, std::vector<std::uint8_t>& out, const std::string& path) {
-    captured_.clear();
-    msgs_.clear();
-    capture_ = true;
-    const tmsize_t n = tiled_ ? TIFFWriteEncodedTile(tif_, 0, data, static_cast<tmsize_t>(bytes))
-                              : TIFFWriteEncodedStrip(tif_, 0, data, static_cast<tmsize_t>(bytes));
-    capture_ = false;
-    if (n < 0) fail(ErrorKind::Internal, path, reason(msgs_, "memory", "libtiff could not compress a strip"));
-    out.swap(captured_);
-  }
-
- private:
-  static UnitEncoder* self(thandle_t h) { return static_cast<UnitEncoder*>(h); }
-  static tmsize_t read_proc(thandle_t, void*, tmsize_t) { return 0; }
-  static tmsize_t write_proc(thandle_t h, void* buf, tmsize_t n) {
-    UnitEncoder* e = self(h);
-    if (e->capture_) {
-      const auto* b = static_cast<const std::uint8_t*>(buf);
-      e->captured_.insert(e->captured_.end(), b, b + n);
-    }
-    e->pos_ += static_cast<toff_t>(n);
-    e->size_ = std::max(e->size_, e->pos_);
-    return n;
-  }
-  static toff_t seek_proc(thandle_t h, toff_t off, int whence) {
-    UnitEncoder* e = self(h);
-    e->pos_ = whence == SEEK_SET ? off : whence == SEEK_CUR ? e->pos_ + off : e->size_ + off;
-    return e->pos_;
-  }
-  static int close_proc(thandle_t) { return 0; }
-  static toff_t size_proc(thandle_t h) { return self(h)->size_; }
-  static int map_proc(thandle_t, void**, toff_t*) { return 0; }
-  static void unmap_proc(thandle_t, void*, toff_t) {}
-
-  TIFF* tif_ = nullptr;
-  bool tiled_ = false, capture_ = false;
-  toff_t pos_ = 0, size_ = 0;
-  std::vector<std::uint8_t> captured_;
-  TiffMessages msgs_;
-};
 
 class TiffWriter final : public ImageWriter {
  public:
