@@ -1,0 +1,77 @@
+// Start-up (docs/design.md, "Start-up"): the choice to leave the GPUs alone for small work, the
+// steps recorded from the process's start, and the CLI's --verbose that prints them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "test_support.hpp"
+#include "tilefilter/engine/startup.hpp"
+#include "tilefilter/filters/filter.hpp"
+
+namespace tf {
+namespace {
+
+TEST(Startup, SmallWorkStaysOnTheCpuAndLargeWorkGoesToTheGpus) {
+  const long long fmas = chain_fmas_per_pixel(parse_chain({"gaussian:sigma=1.5"}));
+  EXPECT_EQ(fmas, 22);  // radius 5: 11 row taps + 11 column taps
+  // A 640x480 photo on 2 cores and 4 GPUs: far below what starting a GPU costs.
+  const StartupChoice small = choose_cpu_for_small_work({640.0 * 480, 3, fmas, 0}, 2, 4);
+  EXPECT_TRUE(small.cpu_only) << small.reason;
+  EXPECT_LT(small.cpu_s, small.gpu_start_s);
+  EXPECT_NE(small.reason.find("CPU workers only"), std::string::npos) << small.reason;
+  // A 2-D 31x31 kernel over 1 Gpix on 2 cores: hours of CPU work, seconds of GPU start.
+  const long long big_fmas = chain_fmas_per_pixel(parse_chain({"gaussian:sigma=10"}));
+  const StartupChoice big = choose_cpu_for_small_work({1e9, 4, big_fmas * 20, 0}, 2, 1);
+  EXPECT_FALSE(big.cpu_only) << big.reason;
+  EXPECT_NE(big.reason.find("GPUs"), std::string::npos) << big.reason;
+  // Without a GPU the driver shows, nothing is decided here: discovery finds none and says why.
+  EXPECT_FALSE(choose_cpu_for_small_work({640.0 * 480, 3, fmas, 0}, 2, 0).cpu_only);
+}
+
+TEST(Startup, GpuCodecsCostTheirStartToo) {
+  const WorkEstimate photos{200 * 12e6, 3, 22, 200 * 12e6, false};
+  WorkEstimate with_codecs = photos;
+  with_codecs.gpu_codecs = true;
+  const StartupChoice a = choose_cpu_for_small_work(photos, 64, 4);
+  const StartupChoice b = choose_cpu_for_small_work(with_codecs, 64, 4);
+  EXPECT_GT(b.gpu_start_s, a.gpu_start_s);
+  EXPECT_DOUBLE_EQ(a.cpu_s, b.cpu_s);
+}
+
+TEST(Startup, StepsAreRecordedInProcessSeconds) {
+  const double t0 = process_seconds();
+  EXPECT_GE(t0, 0);
+  {
+    StartupTimer timer("test step");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double t1 = process_seconds();
+  EXPECT_GT(t1, t0);
+  bool found = false;
+  for (const auto& s : startup_steps())
+    if (s.what == "test step") {
+      found = true;
+      EXPECT_GE(s.t0, t0);
+      EXPECT_LE(s.t1, t1);
+      EXPECT_GE(s.t1 - s.t0, 0.004);
+    }
+  EXPECT_TRUE(found);
+  EXPECT_GE(gpus_visible_without_cuda(), 0);
+}
+
+TEST(Startup, VerboseApplyPrintsTheStepsAndTheChoice) {
+  test::TempDir dir;
+  const std::string in = dir / "in.png", out = dir / "out.png";
+  ASSERT_EQ(test::run_cli(fmt::format("generate {} --size 97x61", in)), 0);
+  std::string log;
+  ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f gaussian:sigma=1.5 -q --verbose", in, out), &log), 0) << log;
+  EXPECT_NE(log.find("[startup]"), std::string::npos) << log;
+  EXPECT_NE(log.find("now"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace tf
