@@ -62,9 +62,13 @@ tilefilter apply /usr/share/tilefilter/samples/chart.png out.png --preset soft-f
   fail "installed tilefilter apply --preset soft-focus"
 [ -s out.png ] || fail "tilefilter apply wrote nothing"
 # The Python package and its library from /usr, for Debian's python3 (-B: no __pycache__ for dpkg to miss).
-first=$(/usr/bin/python3 -B -I -c "import tilefilter; print(tilefilter.filters()[:1])") ||
-  fail "python3 -c 'import tilefilter'"
-grep -q "'name': 'box'" <<<"$first" || fail "tilefilter.filters(): $first"
+if [ "${TF_SANITIZED:-0}" = 1 ]; then
+  echo "python3 -c 'import tilefilter': left out (a sanitizer build's library needs its runtime preloaded)"
+else
+  first=$(/usr/bin/python3 -B -I -c "import tilefilter; print(tilefilter.filters()[:1])") ||
+    fail "python3 -c 'import tilefilter'"
+  grep -q "'name': 'box'" <<<"$first" || fail "tilefilter.filters(): $first"
+fi
 tilefilter-gui --version | grep -qx "presets: /usr/share/tilefilter/presets" || fail "GUI presets not from /usr"
 tilefilter-gui /usr/share/tilefilter/samples/chart.png --filter gaussian:sigma=2 --devices cpu \
   --screenshot shot.png >/dev/null || fail "installed tilefilter-gui --screenshot"
