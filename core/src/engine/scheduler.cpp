@@ -55,17 +55,20 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
   // Whole blocks of the first FFT stage's grid, so that no tile computes a block another one does
   // (also a --tile: one that cut blocks gave a GPU's cuFFT other bits for a cut block in 1 of 30
   // random cases on an H100, 2026-11-26; docs/design.md, contract 2).
-  auto whole_blocks = [&](TileSize t) {
-    if (!cpu::chain_uses_fft(job)) return t;
+  std::optional<FftBlocks> grid;
+  if (cpu::chain_uses_fft(job)) {
     const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
-    const FftBlocks g = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
+    grid = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
+  }
+  auto nearest_blocks = [&](TileSize t) {  // a --tile: the nearest whole blocks, one at least
+    if (!grid) return t;
     auto round = [](int v, int block) { return std::max(block, (v + block / 2) / block * block); };
-    return TileSize{round(t.width, g.block_w), round(t.height, g.block_h)};
+    return TileSize{round(t.width, grid->block_w), round(t.height, grid->block_h)};
   };
-  if (s.tile.width > 0 && s.tile.height > 0) return whole_blocks(s.tile);
+  if (s.tile.width > 0 && s.tile.height > 0) return nearest_blocks(s.tile);
   if (s.tile.width > 0 || s.tile.height > 0) {
     const int side = std::max(s.tile.width, s.tile.height);
-    return whole_blocks({side, side});
+    return nearest_blocks({side, side});
   }
   int tw = 1 << 30, th = 1 << 30;
   int lanes = 0;
@@ -89,11 +92,9 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
     } else if (tw > th) tw /= 2;
     else th /= 2;
   }
-  if (cpu::chain_uses_fft(job)) {
-    const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
-    const FftBlocks g = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
-    tw = std::max(g.block_w, tw / g.block_w * g.block_w);
-    th = std::max(g.block_h, th / g.block_h * g.block_h);
+  if (grid) {  // automatic tiles: whole blocks within what every device holds
+    tw = std::max(grid->block_w, tw / grid->block_w * grid->block_w);
+    th = std::max(grid->block_h, th / grid->block_h * grid->block_h);
   }
   return {std::min(tw, job.src.width), std::min(th, job.src.height)};
 }
