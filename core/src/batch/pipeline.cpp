@@ -198,12 +198,18 @@ void BatchRun::sample_loop() {
 
 namespace tf {
 
-BatchPlan prepare_batch(const BatchOptions& options) {
+namespace {
+
+// The checks that fail a batch before anything is read, then the walk of IN_DIR (nothing written).
+BatchPlan walk_batch(const BatchOptions& options) {
   if (!options.filters.empty()) (void)parse_chain(options.filters);  // a bad filter fails the job before the walk
   if (options.quality < 1 || options.quality > 100)
     throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
-  BatchPlan plan = plan_batch(options);
+  return plan_batch(options);
+}
 
+// OUT_DIR made, what an interrupted run left removed, the job record written.
+void set_up_output(const BatchOptions& options, BatchPlan& plan) {
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
   if (ec)
@@ -219,6 +225,13 @@ BatchPlan prepare_batch(const BatchOptions& options) {
     if (!note.empty() && any_done) plan.notes.push_back(std::move(note));
   }
   batch::write_job_record(options);
+}
+
+}  // namespace
+
+BatchPlan prepare_batch(const BatchOptions& options) {
+  BatchPlan plan = walk_batch(options);
+  set_up_output(options, plan);
   return plan;
 }
 
@@ -257,11 +270,11 @@ WorkEstimate batch_work(const BatchOptions& options, const BatchPlan& plan) {
 
 // "--devices all" (the default) leaves the GPUs alone, without a CUDA call, when the batch is done
 // on the CPU workers sooner than a GPU starts; `--codec gpu` or named devices always get the GPUs.
-DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan* plan) {
+DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan) {
   if (!options.device_list.empty()) return {options.device_list, {}};
-  if (plan && options.devices == "all" && options.codec != CodecChoice::Gpu) {
+  if (options.devices == "all" && options.codec != CodecChoice::Gpu) {
     const StartupChoice choice = choose_cpu_for_small_work(
-        batch_work(options, *plan), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+        batch_work(options, plan), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
         gpus_visible_without_cuda());
     if (choice.cpu_only) {
       DeviceSelection cpu = select_devices("cpu");
@@ -320,21 +333,21 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
 }  // namespace
 
 BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source) {
-  DeviceSelection selection = batch_devices(options, &plan);
+  DeviceSelection selection = batch_devices(options, plan);
   std::string note;
   auto workers = gpu_codec_workers(options, selection.devices, &note);
   return run_on(options, std::move(plan), source, std::move(selection), std::move(workers), std::move(note));
 }
 
 BatchReport run_batch(const BatchOptions& options) {
-  if (!options.filters.empty()) (void)parse_chain(options.filters);
-  // A bad --devices or --codec gpu without a GPU codec fails before OUT_DIR is touched; the plan's
-  // walk (no file written) tells the start-up choice how much work there is.
-  const BatchPlan walked = options.devices == "all" ? plan_batch(options) : BatchPlan{};
-  DeviceSelection selection = batch_devices(options, &walked);
+  // One walk of IN_DIR tells the start-up choice how much work there is and becomes the plan; a bad
+  // --devices or --codec gpu without a GPU codec fails before OUT_DIR is touched.
+  BatchPlan plan = walk_batch(options);
+  DeviceSelection selection = batch_devices(options, plan);
   std::string note;
   auto workers = gpu_codec_workers(options, selection.devices, &note);
-  return run_on(options, prepare_batch(options), nullptr, std::move(selection), std::move(workers), std::move(note));
+  set_up_output(options, plan);
+  return run_on(options, std::move(plan), nullptr, std::move(selection), std::move(workers), std::move(note));
 }
 
 }  // namespace tf
