@@ -53,8 +53,8 @@ GpuDiscovery discover_gpus(std::size_t memory_cap) {
   }
   if (!p) return {{}, "this build has no GPU backend"};
   GpuDiscovery found = p(memory_cap);
-  for (const auto& g : found.gpus)
-    if (keeping_gpu_resources_until_exit()) keep_until_exit(g);
+  if (keeping_gpu_resources_until_exit())
+    for (const auto& g : found.gpus) keep_until_exit(g);
   return found;
 }
 

@@ -101,8 +101,9 @@ void keep_gpu_resources_until_exit() { keeping = true; }
 bool keeping_gpu_resources_until_exit() { return keeping.load(); }
 
 void keep_until_exit(std::shared_ptr<void> what) {
+  static auto* mutex = new std::mutex;
   static auto* kept = new std::vector<std::shared_ptr<void>>;  // never destroyed: the process's end frees it
-  std::lock_guard lock(steps_mutex());
+  std::lock_guard lock(*mutex);
   kept->push_back(std::move(what));
 }
 
