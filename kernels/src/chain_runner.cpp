@@ -98,7 +98,8 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
 
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched) {
+                       cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched,
+                       DeviceRegion into) {
   const SampleType type = sample_type(format.type);
   const std::size_t ps = format.pixel_bytes();
   const float fill = cpu::quantized_border_value(border, format.type);
@@ -108,7 +109,9 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     const StagePlan& sp = plan.stages[s];
     const Stage& stage = chain[s];
-    DeviceRegion out{buffers.stage[s % 2].data(), device_pitch(sp.computed.width, ps)};
+    const bool last = s + 1 == plan.stages.size();
+    const DeviceRegion out =
+        last && into.data ? into : DeviceRegion{buffers.stage[s % 2].data(), device_pitch(sp.computed.width, ps)};
     ConvArgs a;
     a.in = {in.data,      in.pitch,     maps + sp.xmap,  maps + sp.ymap, sp.plane.width, sp.plane.height, fill,
             sp.x_span.lo, sp.x_span.hi, sp.x_span.shift, sp.y_span.lo,   sp.y_span.hi,   sp.y_span.shift};

@@ -73,8 +73,11 @@ struct LaneBuffers {
 // in launch order. `fft` (plans and spectra; null for exact jobs) sends the stages the plan put on
 // their FFT grid (StagePlan::on_blocks) through cuFFT, using buffers.fft sized by lane_needs with the
 // same plans. The previous tile on this stream must be finished (its spectra are released here).
+// `into`, when given, receives the last stage's output (tile.out, at its pitch, 128-byte aligned) in
+// place of a stage buffer: a device-resident image is written where it lives, without a copy.
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream, const FftLane* fft = nullptr, std::vector<LaunchShape>* launched = nullptr);
+                       cudaStream_t stream, const FftLane* fft = nullptr, std::vector<LaunchShape>* launched = nullptr,
+                       DeviceRegion into = {});
 
 }  // namespace tf::cuda

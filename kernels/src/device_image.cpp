@@ -94,6 +94,12 @@ bool overlaps(const ImageView& a, const ImageView& b) {
   return a0 < b1 && b0 < a1;
 }
 
+int device_of(const void* p) {
+  cudaPointerAttributes attributes{};
+  TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, p));
+  return attributes.device;
+}
+
 void enable_peer_access(int from, int to) {
   static std::mutex mutex;
   static std::vector<std::pair<int, int>> done;
@@ -122,12 +128,7 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
     slot.maps = plan.maps;
   }
   DeviceRegion input;
-  int src_device = -1;
-  {
-    cudaPointerAttributes attributes{};
-    TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, src.data));
-    src_device = attributes.device;
-  }
+  const int src_device = device_of(src.data);
   const bool one_run =
       plan.columns.size() == 1 && plan.rows.size() == 1 && plan.columns[0].compact == 0 && plan.rows[0].compact == 0;
   const std::byte* first =
@@ -145,11 +146,16 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
                                         stream));
     input = {d_up, pitch};
   }
-  const DeviceRegion out =
-      run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border, slot.multiprocessors, stream);
+  // The last stage writes into the caller's image when it lives on this GPU, aligned as a stage buffer.
   const Rect& o = tile.out;
-  TF_CUDA_CHECK(cudaMemcpy2DAsync(dst.row(o.y) + static_cast<std::size_t>(o.x) * ps, dst.pitch, out.data, out.pitch,
-                                  static_cast<std::size_t>(o.width) * ps, o.height, cudaMemcpyDefault, stream));
+  std::byte* const target = dst.row(o.y) + static_cast<std::size_t>(o.x) * ps;
+  const bool in_place = device_of(dst.data) == slot.device && aligned(target, dst.pitch);
+  const DeviceRegion out = run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border,
+                                     slot.multiprocessors, stream, nullptr, nullptr,
+                                     in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
+  if (in_place) return;
+  TF_CUDA_CHECK(cudaMemcpy2DAsync(target, dst.pitch, out.data, out.pitch, static_cast<std::size_t>(o.width) * ps,
+                                  o.height, cudaMemcpyDefault, stream));
 }
 
 // The whole image as one tile on `device`, on the caller's stream.
