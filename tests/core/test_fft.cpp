@@ -115,11 +115,12 @@ TEST(Fft, TheGridDependsOnTheKernelAndTheImage) {
   EXPECT_EQ(g.cols, 192);
   EXPECT_EQ(g.block_w, 162);
   EXPECT_EQ(g.rows, 192);
-  EXPECT_EQ(fft_blocks(random_stage(255, 255, 1, false).convs[0].kernel, 8192, 8192).cols, 512);
-  // An axis the image fits in one block of is one block, transformed at the next fast size.
+  EXPECT_EQ(fft_blocks(random_stage(255, 255, 1, false).convs[0].kernel, 8192, 8192).cols, 1536);
+  // An axis the image fits in one block of is one block, transformed at the next even fast size
+  // (130 -> 135 is odd -> 140).
   const FftBlocks small = fft_blocks(k31, 100, 8192);
   EXPECT_EQ(small.block_w, 100);
-  EXPECT_EQ(small.cols, cpu::fft_fast_size(130));
+  EXPECT_EQ(small.cols, 140);
   EXPECT_EQ(small.block_h, 162);
   // Blocks meeting a rectangle, cut by the image's edges; the planes reach the blocks' inputs.
   const BlockSpan span = blocks_meeting(g, Rect{160, 0, 10, 500}, 1000, 400);

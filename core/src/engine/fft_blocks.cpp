@@ -13,9 +13,21 @@ struct AxisBlocks {
   int block = 0, size = 0;
 };
 
-// Cheapest transform size per output sample for `taps` taps along an axis of `n` samples.
+// The smallest even fast transform size (cpu::fft_fast_size) of at least n. cuFFT's 2-D real
+// transforms of an odd width gave a plane bits that followed its place in a batch and the planes
+// beside it (one H100, CUDA 13.0, 2026-11-26: 384x245, 323x199 and 512x255 did, every even width
+// probed did not), so a block's bits followed the tile that batched it; FFTW takes the same size.
+int even_fast_size(int n) {
+  int m = cpu::fft_fast_size(n);
+  while (m % 2) m = cpu::fft_fast_size(m + 1);
+  return m;
+}
+
+// Cheapest transform size per output sample for `taps` taps along an axis of `n` samples. Wide
+// kernels may take transforms up to eight times their taps: at 255 taps 1536 (1282-sample blocks)
+// costs 12.7 per output sample where 512 (258-sample blocks) cost 17.9, and took 2x the time on a GPU.
 AxisBlocks axis_blocks(int taps, int n) {
-  const int cap = std::max(512, 2 * taps);
+  const int cap = std::max(512, 8 * taps);
   AxisBlocks best;
   double best_cost = 0;
   for (int p = 1; p <= cap; p *= 2)
@@ -28,7 +40,7 @@ AxisBlocks axis_blocks(int taps, int n) {
         best_cost = cost;
       }
     }
-  if (best.size == 0 || n <= best.block) return {std::max(n, 1), cpu::fft_fast_size(std::max(n, 1) + taps - 1)};
+  if (best.size == 0 || n <= best.block) return {std::max(n, 1), even_fast_size(std::max(n, 1) + taps - 1)};
   return best;
 }
 

@@ -24,11 +24,11 @@ struct FftBlocks {
 };
 
 // The grid for a kernel over an image_w x image_h image: per axis the transform size of
-// {2^a, 3*2^a} (up to 512, or 2·taps for wider kernels: a batch of blocks stays a few MiB on a GPU lane, a
-// CPU worker's planes near its caches) that costs least per output sample,
-// n·log2(n) / (n - taps + 1); an axis the whole image fits in one block of is one block, transformed at
-// the next 2^a·3^b·5^c·7^d size. Measured (docs/design.md): 31 taps -> 192 (162-sample blocks),
-// 63 -> 384, 255 -> 512 (258-sample blocks).
+// {2^a, 3*2^a} (up to 512, or 8·taps for wider kernels: a batch of blocks stays a few MiB on a GPU lane, a
+// CPU worker's planes near its caches, while wide kernels do not recompute most of each block) that costs
+// least per output sample, n·log2(n) / (n - taps + 1); an axis the whole image fits in one block of is
+// one block, transformed at the next even 2^a·3^b·5^c·7^d size (cuFFT's odd widths are not batch-invariant).
+// 31 taps -> 192 (162-sample blocks), 63 -> 384, 127 -> 768, 255 -> 1536 (1282-sample blocks).
 FftBlocks fft_blocks(const Kernel& kernel, int image_w, int image_h);
 
 // Grid blocks by index: [x0, x1) across, [y0, y1) down.
