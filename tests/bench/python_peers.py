@@ -239,9 +239,15 @@ def bench_gpu(size):
             row["torch"] = "not installed"
         res[f"sigma {sigma}"] = row
     n = sum(1 for d in tilefilter.devices() if d["kind"] == "gpu")
-    if n > 1:
-        res["split_all_gpus_sigma_1.5"] = cuda_median(lambda: tilefilter.filter(a, "gaussian:sigma=1.5",
-                                                                                 devices="all"), cp)
+    if n > 1:  # one GPU against bands over all of them; devices="all" splits only the heavy chains
+        every = ",".join(str(i) for i in range(n))
+        out = cp.empty_like(a)
+        for spec in ("gaussian:sigma=1.5", "gaussian:sigma=5", "gaussian:sigma=15", "box:radius=20"):
+            res[f"split {spec}"] = {
+                "one_gpu_ms": cuda_median(lambda: tilefilter.filter(a, spec, devices="0", out=out), cp)["median_ms"],
+                f"gpus_{every}_ms": cuda_median(lambda: tilefilter.filter(a, spec, devices=every, out=out),
+                                                cp)["median_ms"],
+                "all_ms": cuda_median(lambda: tilefilter.filter(a, spec, devices="all", out=out), cp)["median_ms"]}
     return res
 
 

@@ -40,7 +40,8 @@ def filter(a: Any, *specs: Union[str, Chain], preset: Optional[str] = None, bord
     a: a NumPy array (uint8, uint16 or float32; H x W, or H x W x C with 1, 3 or 4 channels; any strides:
        it is read in place when its rows are pixel-packed, else copied once), or a CuPy array / PyTorch
        CUDA tensor, filtered on its own GPU on the current stream (no host round trip) and returned as
-       the same type; `devices="all"` spreads a device array of 16 Mpix or more over every GPU.
+       the same type; `devices="all"` spreads a device array of 16 Mpix or more over every GPU when the
+       chain is heavy enough to gain from it (docs/python.md).
     specs: filter specs as `tilefilter apply --filter` takes them ("gaussian:sigma=2", "sharpen"), or a Chain.
     preset: a preset file or a bundled preset's name (`presets()`), ahead of `specs`; its border is the default.
     border: reflect101 (default), reflect, replicate, constant (with border_value) or wrap.

@@ -10,8 +10,8 @@ from . import _lib
 
 _TYPESTR = {"|u1": _lib.U8, "<u2": _lib.U16, "<f4": _lib.F32}
 _ITEMSIZE = {_lib.U8: 1, _lib.U16: 2, _lib.F32: 4}
-# Images at least this large are spread over every GPU when devices="all" (smaller ones lose more to
-# the peer copies than the second GPU saves).
+# Images at least this large may be spread over every GPU when devices="all": the library splits them
+# where the chain's work outweighs the peer copies (tf_filter_device, docs/python.md).
 SPLIT_PIXELS = 1 << 24
 
 
