@@ -327,5 +327,61 @@ TEST(GpuJpeg, BatchSendsWhatTheGpuCannotTakeToTheCpu) {
   }
 }
 
+// Issue 36: a GPU codec lane that comes late, or never, changes no output bit. Photos into PNGs (so
+// the encoder is the same whichever codec decoded them): lanes on time (--codec gpu), 400 ms late
+// (--codec gpu waits for them), never ready (--codec auto: the CPU codecs take every file, and the
+// batch does not wait), against --codec cpu. nvJPEG's decoder matched libjpeg-turbo's on every
+// sample of these subsamplings (DecodeWithinTwoOfLibjpegTurbo prints it), so all four are one set of bits.
+TEST(GpuJpeg, ALateOrNeverReadyLaneChangesNoOutputBit) {
+  TF_REQUIRE_GPU_JPEG();
+  test::TempDir dir;
+  fs::create_directories(dir / "in");
+  for (int i = 0; i < 12; ++i)
+    test::write_bytes(dir / fmt::format("in/p{:02}.jpg", i),
+                      photo_jpeg(kShapes[i % 4], 301 + 97 * i, 203 + 61 * i, test::test_seed(1100 + i)));
+  BatchOptions o;
+  o.input_dir = dir / "in";
+  o.filters = {"gaussian:sigma=1.5", "sharpen"};
+  o.device_list = gpus();
+  o.format = "png";
+  struct Run {
+    const char* name;
+    CodecChoice codec;
+    int delay_ms;
+  };
+  const Run runs[] = {{"cpu", CodecChoice::Cpu, 0},
+                      {"gpu", CodecChoice::Gpu, 0},
+                      {"gpu_late", CodecChoice::Gpu, 400},
+                      {"auto_never", CodecChoice::Auto, -1}};
+  std::vector<BatchReport> reports;
+  for (const Run& r : runs) {
+    o.codec = r.codec;
+    o.job.faults.codec_lane_delay_ms = r.delay_ms;
+    o.output_dir = dir / r.name;
+    reports.push_back(run_batch(o));
+    const BatchReport& rep = reports.back();
+    int on_gpu = 0;
+    for (const FileResult& f : rep.files) {
+      ASSERT_EQ(f.status, FileResult::Status::Ok) << r.name << " " << f.input << ": " << f.reason;
+      on_gpu += f.decoder.starts_with("nvjpeg");
+    }
+    std::cout << fmt::format("[gpu-jpeg] {}: {} of {} files decoded by nvJPEG, {:.3f} s\n", r.name, on_gpu,
+                             rep.files.size(), rep.wall_s);
+    if (r.codec == CodecChoice::Gpu) EXPECT_EQ(on_gpu, static_cast<int>(rep.files.size())) << r.name;
+    if (r.delay_ms < 0) EXPECT_EQ(on_gpu, 0) << r.name;
+  }
+  for (std::size_t i = 0; i < reports[0].files.size(); ++i) {
+    const Image want = decode_file(reports[0].files[i].output);
+    for (std::size_t r = 1; r < reports.size(); ++r) {
+      const FileResult* f = nullptr;
+      for (const FileResult& g : reports[r].files)
+        if (fs::path(g.input).filename() == fs::path(reports[0].files[i].input).filename()) f = &g;
+      ASSERT_NE(f, nullptr);
+      const test::Difference d = test::compare(want.view(), decode_file(f->output).view());
+      EXPECT_EQ(d.max_abs, 0.0) << runs[r].name << " " << f->input;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tf::gputest

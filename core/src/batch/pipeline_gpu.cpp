@@ -33,7 +33,11 @@ void BatchRun::gpu_loop(std::size_t g) {
     };
     auto slot = std::make_shared<Slot>();
     if (keeping_gpu_resources_until_exit()) keep_until_exit(slot);  // a lane that comes late is not torn down
-    std::thread([slot, device = devices_[d], label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
+    const int delay_ms = opt_.job.faults.codec_lane_delay_ms;
+    std::thread([slot, delay_ms, device = devices_[d],
+                 label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
+      if (delay_ms < 0) return;  // injected: never ready
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       StartupTimer timer(label);
       std::string why;
       auto lane = make_gpu_jpeg_lane(*device, &why);

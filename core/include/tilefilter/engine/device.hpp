@@ -40,6 +40,9 @@ struct FaultInjection {
   double rate = 0;  // probability that an attempt on a non-CPU device fails (or every device if all_devices)
   bool all_devices = false;
   unsigned seed = 1;
+  // A batch's GPU codec lanes become ready this many milliseconds later than they would; -1: never,
+  // as if nvJPEG hung (with --codec auto the CPU codecs then take every file; --codec gpu waits).
+  int codec_lane_delay_ms = 0;
   bool should_fail(const std::string& device_id, int tile, int attempt) const;
 };
 
