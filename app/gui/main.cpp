@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     tf::gui::parse_app_options(app, code);
     return code;
   }
-  // The GPUs come up (driver, contexts) while Qt starts and the window is built.
+  // The GPUs come up (driver, contexts) while Qt starts, the window is built and the first previews
+  // run on the CPU workers; nothing waits for them (DeviceHub).
   tf::gui::DeviceHub::instance().start_discovery();
   if (!tf::gui::choose_platform(argc, argv)) return 1;
   QApplication app(argc, argv);

@@ -50,9 +50,15 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   left->addRow(tr("Image (RGBA u8, host memory)"), size_);
   family_ = new QComboBox(setup);
   family_->setObjectName("speedupFamily");
-  auto& hub = DeviceHub::instance();
-  if (!hub.gpus().empty()) family_->addItem(tr("GPUs"), "gpu");
   family_->addItem(tr("CPU workers"), "cpu");
+  auto add_gpus = [this] {
+    if (!DeviceHub::instance().gpus().empty() && family_->findData("gpu") < 0)
+      family_->insertItem(0, tr("GPUs"), "gpu");
+  };
+  // Queued, also when discovery ends on this thread: the dialog may open before the GPUs are ready.
+  connect(&DeviceHub::instance(), &DeviceHub::discovery_finished, this, add_gpus, Qt::QueuedConnection);
+  add_gpus();
+  family_->setCurrentIndex(0);
   right->addRow(tr("Devices"), family_);
   count_ = new QSpinBox(setup);
   count_->setObjectName("speedupCount");

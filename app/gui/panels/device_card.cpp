@@ -35,14 +35,13 @@ DeviceCard::DeviceCard(const QString& id, const QString& name, const QString& de
                           .arg(cpu ? QStringLiteral("#3f7f8f") : QStringLiteral("#4a8a3a")));
   head->addWidget(kind);
   layout->addLayout(head);
-  if (!details.isEmpty()) {
-    auto* d = new QLabel(details, this);
-    d->setWordWrap(true);
-    QPalette dim = d->palette();
-    dim.setColor(QPalette::WindowText, dim.color(QPalette::PlaceholderText));
-    d->setPalette(dim);
-    layout->addWidget(d);
-  }
+  details_ = new QLabel(this);
+  details_->setWordWrap(true);
+  QPalette dim = details_->palette();
+  dim.setColor(QPalette::WindowText, dim.color(QPalette::PlaceholderText));
+  details_->setPalette(dim);
+  layout->addWidget(details_);
+  set_details(details);
 
   memory_text_ = new QLabel(tr("memory —"), this);
   memory_text_->setWordWrap(true);
@@ -65,6 +64,11 @@ DeviceCard::DeviceCard(const QString& id, const QString& name, const QString& de
   layout->addWidget(job_);
   bars_ = new StageBars(this);
   layout->addWidget(bars_);
+}
+
+void DeviceCard::set_details(const QString& details) {
+  details_->setText(details);
+  details_->setVisible(!details.isEmpty());
 }
 
 bool DeviceCard::covers(const std::string& device_id) const {

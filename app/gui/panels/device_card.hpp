@@ -23,6 +23,7 @@ class DeviceCard : public QFrame {
 
   const QString& id() const { return id_; }
   bool is_cpu() const { return cpu_; }
+  void set_details(const QString& details);  // the line under the name (the CPU card's changes when the GPUs come)
   // Does this card stand for the job's device with this id ("gpu1"; the CPU card takes "cpu*")?
   bool covers(const std::string& device_id) const;
   void add_sample(const UtilizationSample& sample);
@@ -34,6 +35,7 @@ class DeviceCard : public QFrame {
  private:
   QString id_;
   bool cpu_;
+  QLabel* details_ = nullptr;
   QLabel* memory_text_ = nullptr;
   QProgressBar* memory_bar_ = nullptr;
   UtilizationGraph* graph_ = nullptr;

@@ -1,6 +1,7 @@
 // A combo box that picks a device selection spec (core's --devices syntax): all devices, all GPUs,
 // one GPU, the CPU, one CPU worker, or any spec typed in ("0,cpu:2"). Used by the filter panel, the
-// batch dialog and the speedup demo.
+// batch dialog and the speedup demo. The list is made again, keeping the choice, when GPU discovery
+// finishes.
 #pragma once
 #include <QComboBox>
 
@@ -17,6 +18,7 @@ class DeviceChoice : public QComboBox {
   void spec_changed(const QString& spec);
 
  private:
+  void fill(const QString& keep);  // the entries for the GPUs found so far, with `keep` chosen
   int last_index_ = 0;
 };
 

@@ -42,20 +42,13 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(job_title_);
 
   auto& hub = DeviceHub::instance();
-  for (const auto& g : hub.gpus()) {
-    const DeviceInfo& i = g->info();
-    auto* card =
-        new DeviceCard(QString::fromStdString(i.id), QString::fromStdString(i.name), gpu_details(i), false, content);
-    cards_.push_back(card);
-    layout->addWidget(card);
-  }
-  const QString cpu_details = hub.gpus().empty()
-                                  ? tr("%1 hardware threads · no GPU").arg(hub.cpu_cores())
-                                  : tr("%1 hardware threads · decode, encode, fallback tiles").arg(hub.cpu_cores());
-  auto* cpu = new DeviceCard(QStringLiteral("cpu"), tr("CPU workers"), cpu_details, true, content);
-  if (hub.gpus().empty()) cpu->setToolTip(tr("No GPU: %1").arg(hub.gpu_message()));
-  cards_.push_back(cpu);
-  layout->addWidget(cpu);
+  cpu_ = new DeviceCard(QStringLiteral("cpu"), tr("CPU workers"), QString(), true, content);
+  cards_.push_back(cpu_);
+  layout->addWidget(cpu_);
+  cards_layout_ = layout;
+  // Queued, also when discovery ends on this thread: show_gpus() runs after this constructor.
+  connect(&hub, &DeviceHub::discovery_finished, this, &DevicePanel::show_gpus, Qt::QueuedConnection);
+  show_gpus();
   memory_ = new QLabel(content);
   memory_->setObjectName("memoryLabel");
   memory_->setWordWrap(true);
@@ -69,6 +62,29 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   layout->addStretch(1);
   scroll->setWidget(content);
   outer->addWidget(scroll);
+}
+
+void DevicePanel::show_gpus() {
+  auto& hub = DeviceHub::instance();
+  const auto gpus = hub.gpus();
+  for (const auto& g : gpus) {
+    const DeviceInfo& i = g->info();
+    if (card(QString::fromStdString(i.id))) continue;
+    auto* gpu = new DeviceCard(QString::fromStdString(i.id), QString::fromStdString(i.name), gpu_details(i), false,
+                               cpu_->parentWidget());
+    cards_.insert(cards_.end() - 1, gpu);  // the CPU card stays last
+    cards_layout_->insertWidget(cards_layout_->indexOf(cpu_), gpu);
+  }
+  if (!gpus.empty()) {
+    cpu_->set_details(tr("%1 hardware threads · decode, encode, fallback tiles").arg(hub.cpu_cores()));
+    cpu_->setToolTip(QString());
+  } else if (hub.gpus_ready()) {
+    cpu_->set_details(tr("%1 hardware threads · no GPU").arg(hub.cpu_cores()));
+    cpu_->setToolTip(tr("No GPU: %1").arg(hub.gpu_message()));
+  } else {
+    cpu_->set_details(tr("%1 hardware threads · GPUs starting").arg(hub.cpu_cores()));
+    cpu_->setToolTip(tr("The GPUs are still starting: until they are ready, jobs on all devices run here"));
+  }
 }
 
 DeviceCard* DevicePanel::card(const QString& id) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "recycling_allocator.hpp"
@@ -9,57 +10,106 @@
 
 namespace tf::gui {
 
-DeviceHub& DeviceHub::instance() {
-  static DeviceHub hub;
-  return hub;
+namespace {
+
+// How a device spec takes GPUs: not at all ("cpu", "cpu:4"), whatever there are ("all", "gpu"; ""
+// is "all"), or by number ("0,cpu:2").
+enum class GpuUse { None, Any, Named };
+
+GpuUse gpu_use(std::string_view spec) {
+  if (spec.empty()) return GpuUse::Any;
+  GpuUse use = GpuUse::None;
+  while (true) {
+    const auto comma = spec.find(',');
+    const std::string_view item = spec.substr(0, comma);
+    if (item == "all" || item == "gpu") use = GpuUse::Any;
+    else if (item != "cpu" && !item.starts_with("cpu:")) return GpuUse::Named;  // or a mistake select_devices reports
+    if (comma == std::string_view::npos) return use;
+    spec.remove_prefix(comma + 1);
+  }
 }
 
-void DeviceHub::discover() {
-  if (discovered_) return;
-  gpus_ = discover_gpus();
-  discovered_ = true;
+constexpr std::size_t kKeptBytes = std::size_t{512} << 20;
+
+}  // namespace
+
+DeviceHub& DeviceHub::instance() {
+  // Never destroyed: the discovery thread may still be running when the process exits.
+  static auto* hub = new DeviceHub;
+  return *hub;
+}
+
+std::optional<unsigned> DeviceHub::claim_discovery() {
+  std::lock_guard lock(mutex_);
+  if (started_) return std::nullopt;
+  started_ = true;
+  return generation_;
+}
+
+void DeviceHub::finish_discovery(unsigned generation, GpuDiscovery found) {
+  {
+    std::lock_guard lock(mutex_);
+    if (generation != generation_) return;  // forget_devices() came meanwhile
+    gpus_ = std::move(found);
+    ready_ = true;
+  }
+  ready_cv_.notify_all();
+  emit discovery_finished();
 }
 
 void DeviceHub::start_discovery() {
-  std::thread([this] {
-    std::lock_guard lock(mutex_);
-    discover();
-  }).detach();
+  if (const auto generation = claim_discovery())
+    std::thread([this, g = *generation] { finish_discovery(g, discover_gpus()); }).detach();
+}
+
+void DeviceHub::discover_unless_started() {
+  if (const auto generation = claim_discovery()) finish_discovery(*generation, discover_gpus());
 }
 
 void DeviceHub::forget_devices() {
-  std::lock_guard lock(mutex_);
-  discovered_ = false;
-  gpus_ = {};
-  selections_.clear();
+  {
+    std::lock_guard lock(mutex_);
+    ++generation_;
+    started_ = false;
+    ready_ = false;
+    gpus_ = {};
+    selections_.clear();
+  }
+  ready_cv_.notify_all();  // a select() waiting for the discovery it dropped selects on its own
 }
 
-const std::vector<DevicePtr>& DeviceHub::gpus() {
+std::vector<DevicePtr> DeviceHub::gpus() {
+  discover_unless_started();
   std::lock_guard lock(mutex_);
-  discover();
   return gpus_.gpus;
 }
 
 QString DeviceHub::gpu_message() {
+  discover_unless_started();
   std::lock_guard lock(mutex_);
-  discover();
-  return QString::fromStdString(gpus_.message);
+  return ready_ ? QString::fromStdString(gpus_.message) : tr("the GPUs are still starting");
 }
 
 int DeviceHub::cpu_cores() const { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 const PixelAllocator& DeviceHub::host_allocator() {
-  // Up to 512 MiB of freed buffers wait for the next image of their size (the next preview).
-  static RecyclingAllocator* recycling = [] {
-    const PixelAllocator* pinned = instance().gpus().empty() ? nullptr : cuda::pinned_allocator();
-    return new RecyclingAllocator(pinned ? *pinned : default_allocator(),
-                                  std::size_t{512} << 20);  // lives as long as images may
+  // Up to 512 MiB of freed buffers wait for the next image of their size (the next preview). The
+  // pools live as long as images may. Decided at each call: the GPUs may come after the first images.
+  static auto* ordinary = new RecyclingAllocator(default_allocator(), kKeptBytes);
+  auto& hub = instance();
+  if (!hub.gpus_ready() || hub.gpus().empty()) return ordinary->allocator();
+  static auto* pinned = [] {
+    const PixelAllocator* p = cuda::pinned_allocator();
+    if (p) ordinary->keep_at_most(0);  // images made before the GPUs came are not made again
+    return new RecyclingAllocator(p ? *p : default_allocator(), kKeptBytes);
   }();
-  return recycling->allocator();
+  return pinned->allocator();
 }
 
 Image DeviceHub::in_host_memory(Image image) {
-  if (image.empty() || instance().gpus().empty()) return image;  // ordinary memory is what a CPU job wants
+  auto& hub = instance();
+  // Before discovery has finished the image stays where it is: no load waits for the GPUs.
+  if (image.empty() || !hub.gpus_ready() || hub.gpus().empty()) return image;
   const PixelAllocator& alloc = host_allocator();
   Image out(image.width(), image.height(), image.format(), alloc);
   for (int y = 0; y < image.height(); ++y)
@@ -68,11 +118,32 @@ Image DeviceHub::in_host_memory(Image image) {
 }
 
 DeviceSelection DeviceHub::select(const std::string& spec) {
-  std::lock_guard lock(mutex_);
-  auto it = selections_.find(spec);
-  if (it != selections_.end()) return it->second;
-  DeviceSelection sel = select_devices(spec);
-  selections_.emplace(spec, sel);
+  std::string key = spec;
+  std::string note;
+  {
+    std::unique_lock lock(mutex_);
+    if (started_ && !ready_) {
+      const GpuUse use = gpu_use(spec);
+      if (use == GpuUse::Named) {
+        const unsigned generation = generation_;
+        ready_cv_.wait(lock, [&] { return ready_ || generation_ != generation; });
+      } else if (use == GpuUse::Any) {
+        key = "cpu";  // the GPUs' bits (docs/design.md, contract 2), without waiting for them
+        note = "the GPUs are still starting: the CPU workers took this job";
+      }
+    }
+    if (auto it = selections_.find(key); it != selections_.end()) {
+      DeviceSelection sel = it->second;
+      if (!note.empty()) sel.note = note;
+      return sel;
+    }
+  }
+  // Outside the lock: select_devices may ask the GPU provider, and gpus() must not wait for that.
+  DeviceSelection made = select_devices(key);
+  std::unique_lock lock(mutex_);
+  DeviceSelection sel = selections_.try_emplace(key, std::move(made)).first->second;  // one made meanwhile wins
+  lock.unlock();
+  if (!note.empty()) sel.note = note;
   return sel;
 }
 

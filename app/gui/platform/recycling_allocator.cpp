@@ -51,14 +51,31 @@ void RecyclingAllocator::release(void* p) {
     } else {
       kept_.emplace_back(bytes, p);
       kept_bytes_ += bytes;
-      while (kept_bytes_ > max_kept_) {  // the oldest go first
-        kept_bytes_ -= kept_.front().first;
-        drop.push_back(kept_.front().second);
-        kept_.erase(kept_.begin());
-      }
+      const auto over = drop_over_limit();
+      drop.insert(drop.end(), over.begin(), over.end());
     }
   }
   for (void* d : drop) base_.release(d);
+}
+
+void RecyclingAllocator::keep_at_most(std::size_t bytes) {
+  std::vector<void*> drop;
+  {
+    std::lock_guard lock(mutex_);
+    max_kept_ = bytes;
+    drop = drop_over_limit();
+  }
+  for (void* d : drop) base_.release(d);
+}
+
+std::vector<void*> RecyclingAllocator::drop_over_limit() {
+  std::vector<void*> drop;
+  while (kept_bytes_ > max_kept_) {  // the oldest go first
+    kept_bytes_ -= kept_.front().first;
+    drop.push_back(kept_.front().second);
+    kept_.erase(kept_.begin());
+  }
+  return drop;
 }
 
 }  // namespace tf::gui

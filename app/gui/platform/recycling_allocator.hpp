@@ -18,10 +18,13 @@ class RecyclingAllocator {
   ~RecyclingAllocator();
   const PixelAllocator& allocator() const { return allocator_; }
   std::size_t kept_bytes() const;
+  // Keeps at most `bytes` of freed buffers from now on, and frees what is kept above that.
+  void keep_at_most(std::size_t bytes);
 
  private:
   void* allocate(std::size_t bytes);
   void release(void* p);
+  std::vector<void*> drop_over_limit();  // with mutex_ held: the oldest kept buffers over max_kept_
 
   const PixelAllocator& base_;
   std::size_t max_kept_;

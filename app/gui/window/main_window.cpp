@@ -26,6 +26,7 @@
 #include "platform/recent_files.hpp"
 #include "platform/release_later.hpp"
 #include "platform/utilization_sampler.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/util/error.hpp"
 #include "views/image_view.hpp"
@@ -220,7 +221,19 @@ void MainWindow::build_docks() {
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
   resizeDocks({left, right}, {350, 330}, Qt::Horizontal);
-  resizeDocks({bottom}, {DeviceHub::instance().gpus().empty() ? 170 : 240}, Qt::Vertical);  // a lane per GPU stream
+  timeline_dock_ = bottom;
+  connect(&DeviceHub::instance(), &DeviceHub::discovery_finished, this, &MainWindow::size_timeline,
+          Qt::QueuedConnection);
+  size_timeline();
+}
+
+void MainWindow::size_timeline() {
+  // Before discovery has finished, for the GPUs the driver shows (no CUDA call, no wait).
+  auto& hub = DeviceHub::instance();
+  const bool gpus = hub.gpus_ready() ? !hub.gpus().empty() : gpus_visible_without_cuda() > 0;
+  if (timeline_for_gpus_ == gpus) return;
+  timeline_for_gpus_ = gpus;
+  resizeDocks({timeline_dock_}, {gpus ? 240 : 170}, Qt::Vertical);
 }
 
 void MainWindow::build_status_bar() {

@@ -19,6 +19,7 @@ class QPushButton;
 class QProgressBar;
 class QTimer;
 class QActionGroup;
+class QDockWidget;
 
 namespace tf::gui {
 
@@ -81,6 +82,7 @@ class MainWindow : public QMainWindow {
   // main_window.cpp: layout, preview, state
   void build_docks();
   void build_status_bar();
+  void size_timeline();  // a lane per GPU stream: taller once there are GPUs
   void request_preview();
   void on_result(const PreviewResult& result);
   void on_document_changed();
@@ -122,6 +124,8 @@ class MainWindow : public QMainWindow {
   FilterPanel* panel_ = nullptr;
   DevicePanel* devices_ = nullptr;
   TimelineView* timeline_ = nullptr;
+  QDockWidget* timeline_dock_ = nullptr;
+  std::optional<bool> timeline_for_gpus_;  // what size_timeline() sized it for
   MessageBar* messages_ = nullptr;
   UtilizationSampler* sampler_ = nullptr;
   RecentFiles* recent_ = nullptr;
