@@ -50,8 +50,12 @@ void BatchRun::gpu_loop(std::size_t g) {
     }).detach();
     std::string why = "it was not ready before the decoders were done";
     {
+      // --codec gpu waits for its lanes (a lane that fails hands its files on); auto gives up on a lane
+      // not ready when the decoders are done, since the CPU codecs can take what is queued.
+      const bool wait_for_lane = opt_.codec == CodecChoice::Gpu;
       std::unique_lock lock(slot->mutex);
-      while (!slot->done && !gpu_queue_closed_.load()) slot->ready.wait_for(lock, std::chrono::milliseconds(5));
+      while (!slot->done && (wait_for_lane || !gpu_queue_closed_.load()))
+        slot->ready.wait_for(lock, std::chrono::milliseconds(5));
       if (slot->done && slot->lane) worker.lane = std::move(slot->lane);
       else if (slot->done) why = fmt::format("it did not start ({})", slot->why);
     }

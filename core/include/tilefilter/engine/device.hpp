@@ -41,7 +41,8 @@ struct FaultInjection {
   bool all_devices = false;
   unsigned seed = 1;
   // A batch's GPU codec lanes become ready this many milliseconds later than they would; -1: never,
-  // as if nvJPEG hung (with --codec auto the CPU codecs then take every file; --codec gpu waits).
+  // as if nvJPEG hung (with --codec auto the CPU codecs then take every file; --codec gpu waits, so a
+  // lane that never comes stalls it: tests give -1 to auto only).
   int codec_lane_delay_ms = 0;
   bool should_fail(const std::string& device_id, int tile, int attempt) const;
 };
