@@ -19,7 +19,10 @@ UNEVEN_SMALL = ((17, 40, 3, 29), (31, 5, 50, 11))
 @pytest.mark.parametrize("border", ["reflect101", "reflect", "replicate", "constant", "wrap"])
 @pytest.mark.parametrize("channels", [1, 4])
 @pytest.mark.parametrize("chunking", [UNEVEN, UNEVEN_SMALL, ((89,), (20, 20, 20, 20, 17))])
-def test_whole_array_bits_with_uneven_chunks(border, channels, chunking):
+@pytest.mark.parametrize("neighbours", ["whole", "edges"])  # small chunks travel whole; large ones as edges
+def test_whole_array_bits_with_uneven_chunks(border, channels, chunking, neighbours, monkeypatch):
+    if neighbours == "edges":
+        monkeypatch.setattr(tfd, "_WHOLE_NEIGHBOUR_BYTES", 0)
     rng = np.random.default_rng(7)
     a = random_image(rng, 89, 97, channels, np.uint8)
     chunks = chunking if channels == 1 else chunking + ((channels,),)
