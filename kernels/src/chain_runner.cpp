@@ -98,8 +98,7 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
 
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
-                       cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched,
-                       DeviceRegion into) {
+                       cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched, DeviceRegion into) {
   const SampleType type = sample_type(format.type);
   const std::size_t ps = format.pixel_bytes();
   const float fill = cpu::quantized_border_value(border, format.type);

@@ -150,9 +150,9 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
   const Rect& o = tile.out;
   std::byte* const target = dst.row(o.y) + static_cast<std::size_t>(o.x) * ps;
   const bool in_place = device_of(dst.data) == slot.device && aligned(target, dst.pitch);
-  const DeviceRegion out = run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border,
-                                     slot.multiprocessors, stream, nullptr, nullptr,
-                                     in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
+  const DeviceRegion out =
+      run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border, slot.multiprocessors, stream, nullptr,
+                nullptr, in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
   if (in_place) return;
   TF_CUDA_CHECK(cudaMemcpy2DAsync(target, dst.pitch, out.data, out.pitch, static_cast<std::size_t>(o.width) * ps,
                                   o.height, cudaMemcpyDefault, stream));
