@@ -56,7 +56,8 @@ build() {
   cmake --preset release
   if [ "$verb" = run ]; then
     local targets=(tilefilter)
-    cmake --build --preset release --target help | grep -q '^tilefilter-gui:' && targets+=(tilefilter-gui)
+    # grep reads all of it: with pipefail, grep -q's early exit would fail cmake with SIGPIPE
+    cmake --build --preset release --target help | grep '^tilefilter-gui:' >/dev/null && targets+=(tilefilter-gui)
     cmake --build --preset release -j "$(nproc)" --target "${targets[@]}"
   else
     cmake --build --preset release -j "$(nproc)"
