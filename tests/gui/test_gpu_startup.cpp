@@ -128,6 +128,9 @@ TEST_F(GpuStartup, NamedGpuWaitsForDiscovery) {
   ASSERT_EQ(gpu.devices.size(), 1u);
   EXPECT_EQ(gpu.devices[0]->info().id, "gpu0");
   EXPECT_EQ(hub.select("all").devices[0]->info().id, "gpu0");
+  // After discovery "all" is the hub's own GPU objects, not a second set from the provider.
+  ASSERT_FALSE(hub.gpus().empty());
+  EXPECT_EQ(hub.select("all").devices[0].get(), hub.gpus()[0].get());
 }
 
 }  // namespace

@@ -137,6 +137,13 @@ DeviceSelection DeviceHub::select(const std::string& spec) {
       if (!note.empty()) sel.note = note;
       return sel;
     }
+    // Every GPU, once discovered: the hub's own devices, not a second set from the provider (each
+    // device sets up its streams and buffers again).
+    if (ready_ && !gpus_.gpus.empty() && (key.empty() || key == "all" || key == "gpu")) {
+      DeviceSelection sel;
+      sel.devices = gpus_.gpus;
+      return selections_.try_emplace(key, std::move(sel)).first->second;
+    }
   }
   // Outside the lock: select_devices may ask the GPU provider, and gpus() must not wait for that.
   DeviceSelection made = select_devices(key);
