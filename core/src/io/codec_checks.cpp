@@ -12,6 +12,14 @@ Error decode_error(const std::string& name, const std::string& why) {
   return Error(ErrorKind::Decode, fmt::format("{}: {}", name, why));
 }
 
+void check_rows_request(const std::string& name, const ImageInfo& info, int y, const ImageView& rows) {
+  if (rows.width != info.width || rows.format != info.format || y < 0 || rows.height < 0 ||
+      y + rows.height > info.height)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", name, y, y + rows.height, info.width,
+                            info.height, to_string(info.format), to_string(rows.format)));
+}
+
 void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits) {
   const unsigned __int128 pixels = static_cast<unsigned __int128>(w) * static_cast<unsigned __int128>(h);
   if (pixels > static_cast<unsigned __int128>(limits.max_pixels))

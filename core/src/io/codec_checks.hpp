@@ -18,6 +18,10 @@ Error decode_error(const std::string& name, const std::string& why);
 // (up to 2^32-1 per side), so the product cannot overflow here.
 void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits);
 
+// Throws ErrorKind::InvalidArgument unless `rows` is a band of `info`'s image starting at row y: its
+// width and format, within its height. What a streaming reader's read_rows checks first.
+void check_rows_request(const std::string& name, const ImageInfo& info, int y, const ImageView& rows);
+
 // A complete JPEG has an end-of-image marker after its last start-of-scan; decoders pad or warn
 // on missing data instead of failing, so a cut file is recognised here. True for non-JPEG bytes.
 bool jpeg_looks_complete(std::span<const unsigned char> bytes);

@@ -282,11 +282,7 @@ class JpegReader final : public ImageReader {
   }
 
   void read_rows(int y, const ImageView& rows) override {
-    if (rows.width != info_.width || rows.format != info_.format || y < 0 || rows.height < 0 ||
-        y + rows.height > info_.height)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y, y + rows.height, info_.width,
-                              info_.height, to_string(info_.format), to_string(rows.format)));
+    codec_checks::check_rows_request(path_, info_, y, rows);
     if (failed_) throw Error(ErrorKind::Decode, fmt::format("{}: cannot read on after an error", path_));
     if (y != next_row_)
       throw Error(ErrorKind::InvalidArgument,

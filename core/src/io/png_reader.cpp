@@ -126,11 +126,7 @@ class PngReader final : public ImageReader {
   }
 
   void read_rows(int y, const ImageView& rows) override {
-    if (rows.width != info_.width || rows.format != info_.format || y < 0 || rows.height < 0 ||
-        y + rows.height > info_.height)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: rows {}..{} of a {}x{} {} image asked as {}", path_, y, y + rows.height, info_.width,
-                              info_.height, to_string(info_.format), to_string(rows.format)));
+    codec_checks::check_rows_request(path_, info_, y, rows);
     if (!whole_.empty()) {
       for (int r = 0; r < rows.height; ++r) std::memcpy(rows.row(r), whole_.view().row(y + r), rows.row_bytes());
       return;
