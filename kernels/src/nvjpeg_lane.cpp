@@ -1,6 +1,6 @@
 // The GPU JPEG codec (tilefilter/gpu_jpeg.hpp) on nvJPEG. One lane per batch worker thread, each
-// with its own nvJPEG handle, decoder states, encoder state, stream and device buffers, so lanes
-// never share mutable state. A file's trip, all on the lane's stream:
+// with its own decoder states, encoder state, stream and device buffers, so lanes never share
+// mutable state (a GPU's nvJPEG handles are shared: GpuHandles). A file's trip, all on the lane's stream:
 //   parse the header (host) -> decode into the lane's upload buffer (the GPU's hardware JPEG
 //   decoder through nvjpegDecodeBatched where it has one and the stream suits it; else nvJPEG's
 //   CUDA decoder) -> the chain's kernels through run_chain, exactly as the CUDA Device runs a tile
@@ -85,10 +85,25 @@ bool create(nvjpegBackend_t backend, nvjpegHandle_t& handle) {
 }
 
 // nvJPEG's handles of one GPU, shared by its lanes (the lanes' states stay their own): on an H100 a
-// lane that made its own took about 1.8 s, one lane after another (the hardware decoder's handle
-// above all). Made by the first lane of the GPU, freed with its last.
+// lane that made its own took about 1.8 s, one lane after another. Made by the first lane of the
+// GPU, freed with its last. Each handle and the first state made from it cost 0.28-0.37 s on an H100
+// (2026-11-26), and nvJPEG makes them one at a time in a process, whichever GPU asks: where the GPU
+// has a hardware decoder, its handle decodes and encodes, and the CUDA decoder's handle is made only
+// for a file the hardware does not take.
 struct GpuHandles {
   Owned<nvjpegHandle_t, nvjpegDestroy> hw, def;
+  std::mutex def_mutex;
+  int ordinal = 0;
+
+  nvjpegHandle_t cuda_decoder() {
+    std::lock_guard lock(def_mutex);
+    if (!def.value) {
+      StartupTimer timer(fmt::format("gpu{} nvJPEG CUDA decoder", ordinal));
+      if (!create(NVJPEG_BACKEND_DEFAULT, def.value))
+        throw Error(ErrorKind::Device, fmt::format("gpu{}: nvJPEG cannot start", ordinal));
+    }
+    return def.value;
+  }
 };
 
 std::shared_ptr<GpuHandles> handles_for(int ordinal) {
@@ -109,10 +124,12 @@ std::shared_ptr<GpuHandles> handles_for(int ordinal) {
   }
   StartupTimer timer(fmt::format("gpu{} nvJPEG handles", ordinal));
   auto h = std::make_shared<GpuHandles>();
+  h->ordinal = ordinal;
   // The hardware decoder where this GPU has one (A100, H100, H200, ...); nvJPEG says so at creation.
-  if (!create(NVJPEG_BACKEND_HARDWARE, h->hw.value)) h->hw.value = nullptr;
-  if (!create(NVJPEG_BACKEND_DEFAULT, h->def.value))
-    throw Error(ErrorKind::Device, fmt::format("gpu{}: nvJPEG cannot start", ordinal));
+  if (!create(NVJPEG_BACKEND_HARDWARE, h->hw.value)) {
+    h->hw.value = nullptr;
+    (void)h->cuda_decoder();  // every file goes through it
+  }
   std::lock_guard lock(*mutex);
   (*made)[ordinal] = h;
   return h;
@@ -121,22 +138,24 @@ std::shared_ptr<GpuHandles> handles_for(int ordinal) {
 class NvjpegLane final : public GpuJpegLane {
  public:
   NvjpegLane(int ordinal, int multiprocessors)
-      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal) {
+      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal), name_(fmt::format("gpu{}", ordinal)) {
     ScopedDevice on(ordinal);
-    const std::string name = fmt::format("gpu{}", ordinal);
     // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
     // backend offers it (create()).
     shared_ = handles_for(ordinal);
     hw_.value = shared_->hw.value;
-    handle_.value = shared_->def.value;
     if (hw_.value) {
-      check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name, "hardware stream parser");
-      for (int f = 0; f < 2; ++f) check(nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value), name, "hardware state");
+      // The state for gray files, and the CUDA decoder's, come with the first file that needs them.
+      check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name_, "hardware stream parser");
+      check(nvjpegJpegStateCreate(hw_.value, &hw_state_[1].value), name_, "hardware state");
+    } else {
+      cuda_decoder();
+      check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name_, "stream parser");
     }
-    check(nvjpegJpegStateCreate(handle_.value, &state_.value), name, "decoder state");
-    check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name, "stream parser");
-    check(nvjpegEncoderStateCreate(handle_.value, &encoder_.value, stream_.get()), name, "encoder state");
-    check(nvjpegEncoderParamsCreate(handle_.value, &params_.value, stream_.get()), name, "encoder parameters");
+    // The encoder on either handle gives the same bytes (compared on an H100).
+    coder_.value = hw_.value ? hw_.value : handle_.value;
+    check(nvjpegEncoderStateCreate(coder_.value, &encoder_.value, stream_.get()), name_, "encoder state");
+    check(nvjpegEncoderParamsCreate(coder_.value, &params_.value, stream_.get()), name_, "encoder parameters");
   }
 
   ~NvjpegLane() override {
@@ -288,8 +307,8 @@ class NvjpegLane final : public GpuJpegLane {
     }
     const cudaStream_t s = stream_.get();
     const auto t0 = std::chrono::steady_clock::now();
-    bool ok = true;
-    if (hw_batch_[f] != n) {
+    bool ok = hw_state_[f].value || nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value) == NVJPEG_STATUS_SUCCESS;
+    if (ok && hw_batch_[f] != n) {
       ok = nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
       hw_batch_[f] = ok ? n : 0;
     }
@@ -314,6 +333,7 @@ class NvjpegLane final : public GpuJpegLane {
   // nvJPEG's CUDA decoder (Huffman on the host), one file.
   void decode_one(Item& it) {
     const GpuJpegJob& job = *it.job;
+    cuda_decoder();
     nvjpegImage_t dest{};
     dest.channel[0] = it.dest->as<unsigned char>();
     dest.pitch[0] = it.pitch;
@@ -380,21 +400,28 @@ class NvjpegLane final : public GpuJpegLane {
     src.channel[0] = static_cast<unsigned char*>(pixels.data);
     src.pitch[0] = pixels.pitch;
     if (channels == 1)
-      check(nvjpegEncodeYUV(handle_.value, encoder_.value, params_.value, &src, NVJPEG_CSS_GRAY, w, h, s), name,
+      check(nvjpegEncodeYUV(coder_.value, encoder_.value, params_.value, &src, NVJPEG_CSS_GRAY, w, h, s), name,
             "encode");
     else
-      check(nvjpegEncodeImage(handle_.value, encoder_.value, params_.value, &src, NVJPEG_INPUT_RGBI, w, h, s), name,
+      check(nvjpegEncodeImage(coder_.value, encoder_.value, params_.value, &src, NVJPEG_INPUT_RGBI, w, h, s), name,
             "encode");
     std::size_t length = 0;
-    check(nvjpegEncodeRetrieveBitstream(handle_.value, encoder_.value, nullptr, &length, s), name, "encode size");
+    check(nvjpegEncodeRetrieveBitstream(coder_.value, encoder_.value, nullptr, &length, s), name, "encode size");
     out.resize(length);
-    check(nvjpegEncodeRetrieveBitstream(handle_.value, encoder_.value, out.data(), &length, s), name, "encode copy");
+    check(nvjpegEncodeRetrieveBitstream(coder_.value, encoder_.value, out.data(), &length, s), name, "encode copy");
     TF_CUDA_CHECK(cudaStreamSynchronize(s));
     out.resize(length);
   }
 
+  // The CUDA decoder's handle and this lane's state for it, made on first use.
+  void cuda_decoder() {
+    if (!handle_.value) handle_.value = shared_->cuda_decoder();
+    if (!state_.value) check(nvjpegJpegStateCreate(handle_.value, &state_.value), name_, "decoder state");
+  }
+
   const int ordinal_, multiprocessors_;
   Stream stream_;
+  const std::string name_;
   LaneBuffers buffers_;
   DeviceTaps taps_;
   std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
@@ -403,7 +430,7 @@ class NvjpegLane final : public GpuJpegLane {
   std::shared_ptr<GpuHandles> shared_;  // outlives the states below, made from its handles
   struct HandleRef {
     nvjpegHandle_t value = nullptr;
-  } hw_, handle_;
+  } hw_, handle_, coder_;  // coder_: the handle the encoder was made from
   Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2], state_;
   Owned<nvjpegJpegStream_t, nvjpegJpegStreamDestroy> hw_parsed_, parsed_;
   Owned<nvjpegEncoderState_t, nvjpegEncoderStateDestroy> encoder_;
