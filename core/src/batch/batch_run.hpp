@@ -16,6 +16,7 @@
 
 #include "../io/format_whole.hpp"
 #include "batch_internal.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::batch_detail {
 
@@ -91,7 +92,7 @@ class BatchRun {
   BatchReport run();
 
  private:
-  int cores() const { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+  int cores() const { return default_threads(); }
   int decode_threads() const { return opt_.decode_threads > 0 ? opt_.decode_threads : cores(); }
   int encode_threads() const { return opt_.encode_threads > 0 ? opt_.encode_threads : cores(); }
   bool aborting() const { return opt_.abort && opt_.abort->load(); }
@@ -147,6 +148,7 @@ class BatchRun {
   BoundedQueue<Work> to_filter_, to_encode_;
   std::vector<GpuCodecWorker> gpu_workers_;
   std::atomic<bool> gpu_queue_closed_ = false;  // the decoders are done: no more files for the GPU codecs
+  std::atomic<int> gpu_lanes_ready_{0};         // GPU codec lanes started and taking files
   BoundedQueue<Work> to_gpu_;
   const std::string out_root_;
   std::vector<FileResult> results_;

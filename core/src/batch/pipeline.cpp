@@ -15,6 +15,7 @@
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/io.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace fs = std::filesystem;
 
@@ -274,7 +275,7 @@ DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan
   if (!options.device_list.empty()) return {options.device_list, {}};
   if (options.devices == "all" && options.codec != CodecChoice::Gpu) {
     const StartupChoice choice = choose_cpu_for_small_work(
-        batch_work(options, plan), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+        batch_work(options, plan), default_threads(),
         gpus_visible_without_cuda());
     if (choice.cpu_only) {
       DeviceSelection cpu = select_devices("cpu");

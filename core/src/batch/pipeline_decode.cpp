@@ -164,11 +164,14 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
   tel_.add({-1, lane, StageKind::Decode, i, t0, tel_.now(), w.bytes.size()});
   waiting(i);
   if (opt_.codec == CodecChoice::Auto) {
-    if (to_gpu_.try_push(w)) return true;
+    // Until a lane is ready every file is decoded on the CPU: one queued for a lane still starting
+    // would wait for it (nvJPEG's start-up takes longer than a small batch).
+    const bool lane_ready = gpu_lanes_ready_.load() > 0;
+    if (lane_ready && to_gpu_.try_push(w)) return true;
     // Full: this thread decodes the file on the CPU, unless so many threads already do that
     // nobody would hand the GPU codecs their next files while those decodes run (a CPU decode
     // of a photo takes as long as the GPU codecs take to empty their queue); then it waits for room.
-    if (cpu_decoding_.fetch_add(1) < cpu_decode_cap()) {
+    if (cpu_decoding_.fetch_add(1) < cpu_decode_cap() || !lane_ready) {
       counted = true;
       return false;  // the charge is given back as w goes out of scope
     }

@@ -67,6 +67,7 @@ void BatchRun::gpu_loop(std::size_t g) {
       return;
     }
   }
+  ++gpu_lanes_ready_;
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
   std::vector<Work> batch;
   std::vector<PixelAllocator> allocs;
