@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -22,6 +23,7 @@
 
 #include "commands.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::cli {
 
@@ -42,7 +44,8 @@ void check(int rc, const char* what) {
 }
 
 // Waits for a message by polling: a blocking MPI receive spins a core, which the codec threads of
-// a shared node need more.
+// a shared node need more. The pause stays short (at most 0.2 ms, a few probes a millisecond): every
+// file another rank takes waits for rank 0's dispatcher to see its request.
 MPI_Status wait_message(int source, int tag) {
   auto pause = std::chrono::microseconds(20);
   for (;;) {
@@ -51,7 +54,7 @@ MPI_Status wait_message(int source, int tag) {
     check(MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
     if (flag) return status;
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+    pause = std::min(pause * 2, std::chrono::microseconds(200));
   }
 }
 
@@ -352,6 +355,27 @@ class MpiSession {
     }
   }
   ~MpiSession() { MPI_Finalize(); }
+  // The ranks on this rank's node share its cores: each takes its share for its codec threads and
+  // CPU workers, or fewer where the launcher bound it to fewer (Open MPI binds each of 2 or fewer
+  // ranks to one core unless told --bind-to none), which rank 0 points out.
+  void share_cores() const {
+    MPI_Comm node = MPI_COMM_NULL;
+    int local = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &local);
+      MPI_Comm_free(&node);
+    }
+    const int node_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const int share = std::max(1, node_cores / std::max(1, local));
+    const int bound = default_threads();
+    limit_default_threads(share);
+    if (rank_ == 0 && bound < share)
+      std::fprintf(stderr,
+                   "tilefilter: rank 0 may run on %d of its node's %d cores (the MPI launcher bound it), not its share "
+                   "of %d for %d ranks on the node; its codecs and CPU workers use %d thread(s). Open MPI: mpirun "
+                   "--bind-to none, or --map-by ppr:%d:node:PE=%d\n",
+                   bound, node_cores, share, local, bound, local, share);
+  }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   int rank() const { return rank_; }
@@ -437,6 +461,7 @@ RankOutcome run_batch_mpi(const BatchOptions& options) {
     single.report = run_batch(options);
     return single;
   }
+  mpi.share_cores();
   RankOutcome outcome;
   try {
     outcome = run_ranks(options, mpi);

@@ -14,6 +14,7 @@
 #include "tilefilter/io/io.hpp"
 #include "tilefilter/io/stream.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace fs = std::filesystem;
 
@@ -65,7 +66,7 @@ void run_apply(const ApplyArgs& a) {
     const ImageInfo info = open_image(a.input, stream.limits)->info();
     const StartupChoice choice = choose_cpu_for_small_work(
         {static_cast<double>(info.width) * info.height, info.format.channels, chain_fmas_per_pixel(chain), 0},
-        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), gpus_visible_without_cuda());
+        default_threads(), gpus_visible_without_cuda());
     if (choice.cpu_only) devices = "cpu";
     if (a.job.verbose) fmt::print(stderr, "[startup] {}\n", choice.reason);
   }

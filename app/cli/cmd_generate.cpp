@@ -12,6 +12,7 @@
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/io/io.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::cli {
 
@@ -19,7 +20,7 @@ namespace {
 
 // Fills `band` (image rows first_row...) on every core.
 void fill_parallel(const ImageView& band, int first_row, int image_height, unsigned seed, Pattern pattern) {
-  const int workers = std::max(1, std::min<int>(std::thread::hardware_concurrency(), band.height));
+  const int workers = std::max(1, std::min(default_threads(), band.height));
   std::vector<std::thread> threads;
   for (int t = 0; t < workers; ++t) {
     const int r0 = band.height * t / workers, r1 = band.height * (t + 1) / workers;

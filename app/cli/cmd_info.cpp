@@ -9,6 +9,7 @@
 #include "tilefilter/engine/device.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::cli {
 
@@ -27,6 +28,15 @@ std::string describe(const ParamInfo& p) {
 }
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.1f} GiB", bytes / double(1ULL << 30)); }
+
+// The machine's hardware threads, and those this process may use where that differs (taskset, a
+// launcher's binding): the CPU workers and codec threads follow the latter.
+void print_cpu() {
+  const int usable = default_threads();
+  const unsigned all = std::thread::hardware_concurrency();
+  if (usable == static_cast<int>(all)) fmt::print("CPU:   {} hardware threads\n", all);
+  else fmt::print("CPU:   {} hardware threads, {} of them usable by this process\n", all, usable);
+}
 
 }  // namespace
 
@@ -75,7 +85,7 @@ void add_devices(CLI::App& app) {
     }
     if (without_cuda) {
       for (const auto& g : listed) print_gpu(g.info, g.sample);
-      fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
+      print_cpu();
       fmt::print("--devices all uses: ");
       for (std::size_t d = 0; d < listed.size(); ++d) fmt::print("{}{}", d ? ", " : "", listed[d].info.id);
       fmt::print("\n");
@@ -84,7 +94,7 @@ void add_devices(CLI::App& app) {
     const auto gpus = discover_gpus();
     if (gpus.gpus.empty()) fmt::print("GPUs: none ({})\n", gpus.message);
     for (const auto& g : gpus.gpus) print_gpu(g->info(), g->sample());
-    fmt::print("CPU:   {} hardware threads\n", std::thread::hardware_concurrency());
+    print_cpu();
     const auto sel = select_devices(*spec);
     fmt::print("--devices {} uses: ", *spec);
     for (std::size_t d = 0; d < sel.devices.size(); ++d) fmt::print("{}{}", d ? ", " : "", sel.devices[d]->info().id);

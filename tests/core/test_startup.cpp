@@ -2,7 +2,10 @@
 // steps recorded from the process's start, and the CLI's --verbose that prints them.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -10,7 +13,9 @@
 
 #include "test_support.hpp"
 #include "tilefilter/engine/startup.hpp"
+#include "tilefilter/engine/device.hpp"
 #include "tilefilter/filters/filter.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf {
 namespace {
@@ -71,6 +76,29 @@ TEST(Startup, VerboseApplyPrintsTheStepsAndTheChoice) {
   ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f gaussian:sigma=1.5 -q --verbose", in, out), &log), 0) << log;
   EXPECT_NE(log.find("[startup]"), std::string::npos) << log;
   EXPECT_NE(log.find("now"), std::string::npos) << log;
+}
+
+TEST(Startup, CpuWorkersFollowTheCoresTheProcessMayUse) {
+  // A cap (an MPI rank's share of its node) lowers every default count, and lifts again.
+  const int cores = default_threads();
+  limit_default_threads(1);
+  EXPECT_EQ(default_threads(), 1);
+  EXPECT_EQ(select_devices("cpu").devices.size(), 1u);
+  limit_default_threads(0);
+  EXPECT_EQ(default_threads(), cores);
+  // A process bound to one core (taskset, a launcher's binding) makes one CPU worker, not one a
+  // hardware thread of the machine.
+  if (std::thread::hardware_concurrency() < 2 || std::system("taskset -c 0 true > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs 2 cores and taskset";
+  const std::string cmd = fmt::format("taskset -c 0 '{}' devices --devices cpu 2>&1", TF_CLI_PATH);
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  std::array<char, 512> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) text += buf.data();
+  ASSERT_EQ(::pclose(p), 0) << text;
+  EXPECT_NE(text.find("1 of them usable by this process"), std::string::npos) << text;
+  EXPECT_NE(text.find("--devices cpu uses: cpu0\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "recycling_allocator.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::gui {
 
@@ -90,7 +91,7 @@ QString DeviceHub::gpu_message() {
   return ready_ ? QString::fromStdString(gpus_.message) : tr("the GPUs are still starting");
 }
 
-int DeviceHub::cpu_cores() const { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int DeviceHub::cpu_cores() const { return default_threads(); }
 
 const PixelAllocator& DeviceHub::host_allocator() {
   // Up to 512 MiB of freed buffers wait for the next image of their size (the next preview). The

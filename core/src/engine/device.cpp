@@ -10,6 +10,7 @@
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf {
 
@@ -61,7 +62,7 @@ GpuDiscovery discover_gpus(std::size_t memory_cap) {
 DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_cap) {
   const std::string spec = spec_in.empty() ? "all" : spec_in;
   DeviceSelection sel;
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int cores = default_threads();
   int cpu_count = 0;
   auto add_cpus = [&](int n) {
     for (int i = 0; i < n; ++i) sel.devices.push_back(cpu::make_cpu_device(cpu_count++));

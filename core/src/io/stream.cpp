@@ -21,6 +21,7 @@
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf {
 
@@ -31,7 +32,7 @@ namespace {
 // few strips of about 512 KiB (decoded and compressed): 3 MiB a core, measured on 2 and 16 cores.
 // The PNG writer keeps 3 chunks a worker in flight (about 256 KiB of rows each and their deflate
 // output) and one being filtered: under 2 MiB a core.
-std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * std::max(1U, std::thread::hardware_concurrency()); }
+std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * static_cast<std::size_t>(default_threads()); }
 
 // Host memory the devices use per job: the CPU workers' padded tiles and float planes, or their row
 // rings (cpu::worker_bytes). (GPU lanes keep their pinned staging buffers for the life of the device,

@@ -1,10 +1,31 @@
 #include "tilefilter/util/thread_pool.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 namespace tf {
 
-int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+namespace {
+
+std::atomic<int> thread_cap{0};
+
+int affinity_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+int default_threads() {
+  static const int cores = affinity_cores();  // read once: the binding a process starts with
+  const int cap = thread_cap.load();
+  return std::max(1, cap > 0 ? std::min(cores, cap) : cores);
+}
+
+void limit_default_threads(int n) { thread_cap = std::max(0, n); }
 
 ThreadPool::ThreadPool(int background) {
   for (int i = 0; i < background; ++i) threads_.emplace_back([this, i] { loop(i + 1); });

@@ -14,8 +14,12 @@
 
 namespace tf {
 
-// One worker a core (hardware_concurrency, at least 1).
+// One worker a core this process may run on: the cores of its CPU affinity (taskset, a batch
+// scheduler's or MPI launcher's binding), at most limit_default_threads()'s share; at least 1.
 int default_threads();
+// Caps default_threads() for the rest of the process (0: no cap), e.g. at a node's cores divided by
+// the MPI ranks that share it.
+void limit_default_threads(int n);
 
 // submit(n, fn) runs fn(index, worker) for index in [0, n) on the background threads (worker
 // 1..size) and, in wait(help = true), on the calling thread too (worker 0).

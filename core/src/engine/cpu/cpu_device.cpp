@@ -8,6 +8,7 @@
 
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/thread_pool.hpp"
 
 namespace tf::cpu {
 
@@ -49,7 +50,7 @@ TileSize strip_for(const TileJob& job) {
   const int fits = static_cast<int>(std::max<std::size_t>(64, l2_bytes() / 4 * 3 / row_bytes));
   const int parts = (job.src.width + fits - 1) / fits;
   const int width = std::min(job.src.width, ((job.src.width + parts - 1) / parts + 63) / 64 * 64);
-  const long long cores = std::max(1u, std::thread::hardware_concurrency());
+  const long long cores = default_threads();
   const long long rows = (static_cast<long long>(job.src.height) * parts + 4 * cores - 1) / (4 * cores);
   const int lowest = std::min(kStripRows, std::max(32, 4 * (k.height - 1)));
   return {width, static_cast<int>(std::clamp<long long>(rows, lowest, kStripRows))};
