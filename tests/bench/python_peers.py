@@ -125,32 +125,53 @@ def bench_small():
                     "filtering); python_overhead_us what the binding adds on top"}
 
 
-def bench_dask(size, chunk, workers):
+def _pin_threads(cores):
+    """Every thread of this process onto `cores` (processes started later inherit it)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except OSError:
+            pass
+
+
+def bench_dask(size, chunk, workers, cores=None, cpu_only=False):
+    """cores: the whole call and the Dask workers on these cores only, the client and the scheduler on
+    the others (as on a cluster, whose scheduler has a machine of its own); main() pins the process to
+    them before its first tilefilter call (the library counts its cores once). cpu_only: CPU workers
+    on both sides."""
     import dask
     import tilefilter.dask as tfd
     rng = np.random.default_rng(3)
     a = rng.integers(0, 256, (size, size), dtype=np.uint8)
-    whole = median_time(lambda: tilefilter.filter(a, "gaussian:sigma=1.5"), min_runs=3, max_runs=5)
+    elsewhere = set(range(os.cpu_count())) - set(cores) if cores else None
+    whole = median_time(lambda: tilefilter.filter(a, "gaussian:sigma=1.5", devices="cpu" if cpu_only else "all"),
+                        min_runs=3, max_runs=5)
     res = {"image": f"{size}x{size} u8 gaussian sigma 1.5, chunks {chunk}^2", "workers": workers,
+           "cores": sorted(cores) if cores else "all", "devices": "cpu" if cpu_only else "default",
            "tilefilter.filter_whole": whole,
            "note": "dask: the source persisted on the workers beforehand; the result persisted there (not "
-                   "gathered); whole: one call in this process on every core; tuned: the workers started with "
-                   "tilefilter.dask.WORKER_ENVIRON"}
-    res["default_workers"] = _dask_cluster_run(a, chunk, workers)
+                   "gathered); whole: one call in this process on every core (or on --dask-cores); tuned: "
+                   "the workers started with tilefilter.dask.WORKER_ENVIRON"}
+    run = lambda: _dask_cluster_run(a, chunk, workers, cores, elsewhere, "cpu:1" if cpu_only else None)
+    res["default_workers"] = run()
     with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in tfd.WORKER_ENVIRON.items()}):
-        res["tuned_workers"] = _dask_cluster_run(a, chunk, workers)
+        res["tuned_workers"] = run()
     for k in ("default_workers", "tuned_workers"):
         res[k]["ratio"] = res[k]["tilefilter.dask_persisted"]["median_ms"] / whole["median_ms"]
     return res
 
 
-def _dask_cluster_run(a, chunk, workers):
+def _dask_cluster_run(a, chunk, workers, cores=None, elsewhere=None, devices=None):
     import dask.array as da
     import distributed
     import tilefilter.dask as tfd
+    if cores:
+        _pin_threads(set(cores))  # the workers, started now, inherit it
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
+        if elsewhere:
+            _pin_threads(elsewhere)  # this process: the client and the scheduler
         d = da.from_array(a, chunks=chunk)
         d = client.persist(d)  # the source's chunks on the workers, as a real array would be
         distributed.wait(d)
@@ -158,7 +179,7 @@ def _dask_cluster_run(a, chunk, workers):
         held = len(client.who_has())  # the source's chunks
 
         def run():
-            r = tfd.filter(d, "gaussian:sigma=1.5").persist()
+            r = tfd.filter(d, "gaussian:sigma=1.5", devices=devices).persist()
             distributed.wait(r)
             return r
 
@@ -257,10 +278,15 @@ def main():
     p.add_argument("--dask-size", type=int, default=16384)
     p.add_argument("--dask-chunk", type=int, default=1024)
     p.add_argument("--dask-workers", type=int, default=2)
+    p.add_argument("--dask-cores", help="e.g. 0,1: the whole call and the Dask workers on these cores, the "
+                   "client and scheduler on the others (only with --only dask)")
+    p.add_argument("--dask-cpu", action="store_true", help="CPU workers for the whole call and the blocks")
     p.add_argument("--gpu-size", type=int, default=8192)
     p.add_argument("--only", default="numpy,small,dask,gpu")
     p.add_argument("--json")
     args = p.parse_args()
+    if args.dask_cores:  # before the library's first call: it counts the cores it may use once
+        _pin_threads({int(c) for c in args.dask_cores.split(",")})
     parts = args.only.split(",")
     result = {"tilefilter": tilefilter.__version__, "python": sys.version.split()[0], "cores": os.cpu_count(),
               "devices": [d["id"] + " " + d["name"] for d in tilefilter.devices()]}
@@ -269,7 +295,8 @@ def main():
     if "small" in parts:
         result["small"] = bench_small()
     if "dask" in parts:
-        result["dask"] = bench_dask(args.dask_size, args.dask_chunk, args.dask_workers)
+        cores = [int(c) for c in args.dask_cores.split(",")] if args.dask_cores else None
+        result["dask"] = bench_dask(args.dask_size, args.dask_chunk, args.dask_workers, cores, args.dask_cpu)
     if "gpu" in parts:
         result["gpu"] = bench_gpu(args.gpu_size)
     text = json.dumps(result, indent=1)

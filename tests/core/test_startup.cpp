@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "test_support.hpp"
-#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/engine/device.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/filter.hpp"
 #include "tilefilter/util/thread_pool.hpp"
 

@@ -149,6 +149,13 @@ class BatchRun {
   std::vector<GpuCodecWorker> gpu_workers_;
   std::atomic<bool> gpu_queue_closed_ = false;  // the decoders are done: no more files for the GPU codecs
   std::atomic<int> gpu_lanes_ready_{0};         // GPU codec lanes started and taking files
+  // GPUs whose first codec lane is still being made (their second lanes wait for none to be left).
+  struct LaneGate {
+    std::mutex mutex;
+    std::condition_variable done;
+    int pending = 0;
+  };
+  const std::shared_ptr<LaneGate> first_lanes_ = std::make_shared<LaneGate>();
   BoundedQueue<Work> to_gpu_;
   const std::string out_root_;
   std::vector<FileResult> results_;

@@ -36,6 +36,9 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
       gpu_workers_(std::move(gpu_workers)),
       to_gpu_(gpu_workers_.size() * static_cast<std::size_t>(gpu_batch()) + 1),
       out_root_(fs::weakly_canonical(fs::absolute(opt.output_dir)).string()) {
+  for (std::size_t g = 0; g < gpu_workers_.size(); ++g)
+    if (!gpu_workers_[g].lane && (g == 0 || gpu_workers_[g - 1].device != gpu_workers_[g].device))
+      ++first_lanes_->pending;
   const std::size_t n = plan_.items.size();
   results_.resize(n);
   finished_.assign(n, 0);
@@ -274,9 +277,8 @@ WorkEstimate batch_work(const BatchOptions& options, const BatchPlan& plan) {
 DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan) {
   if (!options.device_list.empty()) return {options.device_list, {}};
   if (options.devices == "all" && options.codec != CodecChoice::Gpu) {
-    const StartupChoice choice = choose_cpu_for_small_work(
-        batch_work(options, plan), default_threads(),
-        gpus_visible_without_cuda());
+    const StartupChoice choice =
+        choose_cpu_for_small_work(batch_work(options, plan), default_threads(), gpus_visible_without_cuda());
     if (choice.cpu_only) {
       DeviceSelection cpu = select_devices("cpu");
       cpu.note = choice.reason;
@@ -286,13 +288,21 @@ DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan
   return select_devices(options.devices, options.device_memory);
 }
 
-// The GPU codec workers for this batch: kDefaultGpuCodecLanes (or options.gpu_codec_lanes) per GPU
+// The GPU codec workers for this batch: kDefaultGpuCodecLanes, or kLargeBatchGpuCodecLanes for a
+// large batch (or options.gpu_codec_lanes) per GPU
 // among `devices`, none for --codec cpu or in a build without nvJPEG. `note` says why there are none.
-std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const std::vector<DevicePtr>& devices,
-                                              std::string* note) {
+std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const BatchPlan& plan,
+                                              const std::vector<DevicePtr>& devices, std::string* note) {
   std::vector<GpuCodecWorker> workers;
   if (options.codec == CodecChoice::Cpu) return workers;
-  const int per_gpu = options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : kDefaultGpuCodecLanes;
+  const auto gpus = std::count_if(devices.begin(), devices.end(),
+                                  [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  const auto jpegs = std::count_if(plan.items.begin(), plan.items.end(), [](const BatchItem& item) {
+    return !item.complete && batch_detail::is_jpeg_path(item.input);
+  });
+  const int per_gpu = options.gpu_codec_lanes > 0                          ? options.gpu_codec_lanes
+                      : gpus > 0 && jpegs >= kLargeBatchFilesPerGpu * gpus ? kLargeBatchGpuCodecLanes
+                                                                           : kDefaultGpuCodecLanes;
   // The lanes themselves are made by their workers as the batch starts (gpu_loop): the GPUs' nvJPEG
   // handles and states come up together, while the CPU codecs already work.
   std::string why = have_gpu_jpeg() ? "no GPU among the devices"
@@ -336,7 +346,7 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
 BatchReport run_batch(const BatchOptions& options, BatchPlan plan, BatchWorkSource* source) {
   DeviceSelection selection = batch_devices(options, plan);
   std::string note;
-  auto workers = gpu_codec_workers(options, selection.devices, &note);
+  auto workers = gpu_codec_workers(options, plan, selection.devices, &note);
   return run_on(options, std::move(plan), source, std::move(selection), std::move(workers), std::move(note));
 }
 
@@ -346,7 +356,7 @@ BatchReport run_batch(const BatchOptions& options) {
   BatchPlan plan = walk_batch(options);
   DeviceSelection selection = batch_devices(options, plan);
   std::string note;
-  auto workers = gpu_codec_workers(options, selection.devices, &note);
+  auto workers = gpu_codec_workers(options, plan, selection.devices, &note);
   set_up_output(options, plan);
   return run_on(options, std::move(plan), nullptr, std::move(selection), std::move(workers), std::move(note));
 }

@@ -34,14 +34,26 @@ void BatchRun::gpu_loop(std::size_t g) {
     auto slot = std::make_shared<Slot>();
     if (keeping_gpu_resources_until_exit()) keep_until_exit(slot);  // a lane that comes late is not torn down
     const int delay_ms = opt_.job.faults.codec_lane_delay_ms;
-    std::thread([slot, delay_ms, device = devices_[d],
+    // nvJPEG makes its handles and states one at a time in a process: every GPU's first lane is made
+    // before any GPU's second, so the last GPU joins as soon as it can.
+    const bool first_of_gpu = g == 0 || gpu_workers_[g - 1].device != d;
+    std::thread([slot, delay_ms, first_of_gpu, gate = first_lanes_, device = devices_[d],
                  label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
       if (delay_ms < 0) return;  // injected: never ready
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      if (!first_of_gpu) {
+        std::unique_lock lock(gate->mutex);
+        gate->done.wait_for(lock, std::chrono::seconds(10), [&] { return gate->pending <= 0; });
+      }
       StartupTimer timer(label);
       std::string why;
       auto lane = make_gpu_jpeg_lane(*device, &why);
       timer.done();
+      if (first_of_gpu) {
+        std::lock_guard lock(gate->mutex);
+        --gate->pending;
+        gate->done.notify_all();
+      }
       std::lock_guard lock(slot->mutex);
       slot->lane = std::move(lane);
       slot->why = std::move(why);
