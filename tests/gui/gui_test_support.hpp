@@ -2,8 +2,11 @@
 // environment says otherwise), waiting on the event loop, small images on disk.
 #pragma once
 #include <QImage>
+#include <QObject>
 #include <QString>
 #include <functional>
+
+#include <gtest/gtest.h>
 
 class QWidget;
 
@@ -18,6 +21,20 @@ void ensure_gui_app();
 
 // Runs the event loop until `done` holds; false after timeout_ms.
 bool wait_for(const std::function<bool()>& done, int timeout_ms = 30000);
+
+// Calls dialog->start() and waits for its `finished` signal (one bool: whether the job ran); that
+// bool, or false after timeout_ms (a failed expectation too).
+template <class Dialog, class Signal> bool start_and_wait(Dialog* dialog, Signal finished, int timeout_ms = 60000) {
+  bool done = false, ok = false;
+  const QMetaObject::Connection c = QObject::connect(dialog, finished, [&](bool success) {
+    done = true;
+    ok = success;
+  });
+  dialog->start();
+  EXPECT_TRUE(wait_for([&] { return done; }, timeout_ms));
+  QObject::disconnect(c);
+  return ok;
+}
 
 // Writes a generated photo-like image and returns its path.
 QString write_image(const TempDir& dir, const std::string& name, int width, int height, int channels = 3,

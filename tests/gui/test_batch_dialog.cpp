@@ -30,16 +30,7 @@ class BatchDialogTest : public ::testing::Test {
   }
 
   // Runs the dialog's job; false when it could not run (the reason is in the dialog).
-  bool run(BatchDialog* dialog) {
-    bool done = false, completed = false;
-    QObject::connect(dialog, &BatchDialog::batch_finished, [&](bool ok) {
-      done = true;
-      completed = ok;
-    });
-    dialog->start();
-    EXPECT_TRUE(wait_for([&] { return done; }, 60000));
-    return completed;
-  }
+  bool run(BatchDialog* dialog) { return start_and_wait(dialog, &BatchDialog::batch_finished); }
 
   // Sixteen 640x480 images through a sigma-6 blur on one CPU worker, started: long enough to watch
   // the dialog while it runs. `done` turns true when the batch finishes.

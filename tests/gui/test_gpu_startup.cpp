@@ -4,10 +4,12 @@
 // 15 s, so that something waiting for discovery fails the checks instead of hanging the test.
 #include <QComboBox>
 #include <atomic>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <thread>
 
+#include "dialogs/batch_dialog.hpp"
 #include "fake_gpu.hpp"
 #include "gui_test_support.hpp"
 #include "panels/device_card.hpp"
@@ -16,6 +18,7 @@
 #include "panels/message_bar.hpp"
 #include "platform/device_hub.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/io/codec.hpp"
 #include "window/main_window.hpp"
 
 namespace tf::gui {
@@ -131,6 +134,30 @@ TEST_F(GpuStartup, NamedGpuWaitsForDiscovery) {
   // After discovery "all" is the hub's own GPU objects, not a second set from the provider.
   ASSERT_FALSE(hub.gpus().empty());
   EXPECT_EQ(hub.select("all").devices[0].get(), hub.gpus()[0].get());
+}
+
+TEST_F(GpuStartup, BatchUsesTheHubsDevicesWithoutASecondDiscovery) {
+  auto& hub = DeviceHub::instance();
+  release();
+  ASSERT_TRUE(wait_for([&] { return hub.gpus_ready(); }, 20000));
+  ASSERT_EQ(*calls_, 1);
+  TempDir dir;
+  std::filesystem::create_directories(dir.path / "in");
+  for (int i = 0; i < 3; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 160 + i, 90, 3, i);
+  MainWindow window(MainWindowOptions{false, false});
+  window.set_chain({{entry_from_spec("gaussian:sigma=2")}, {}});
+  window.set_devices("all");
+  BatchDialog* dialog = window.show_batch_dialog();
+  dialog->set_folders(QString::fromStdString(dir / "in"), QString::fromStdString(dir / "out"));
+  EXPECT_TRUE(start_and_wait(dialog, &BatchDialog::batch_finished)) << dialog->error_text().toStdString();
+  EXPECT_TRUE(dialog->failed_files().isEmpty());
+  // The batch took the GPU the hub had found: the provider was not asked again.
+  EXPECT_EQ(*calls_, 1);
+  // The same bits as on the CPU (the fake GPU filters as the CPU backend does).
+  const Image got = decode_file(dir / "out/img1.png");
+  const Image src = decode_file(dir / "in/img1.png");
+  const Image expected = filter_image(src, parse_chain({"gaussian:sigma=2"}), select_devices("cpu:1").devices, {});
+  EXPECT_EQ(compare(got.view(), expected.view()).max_abs, 0);
 }
 
 }  // namespace

@@ -25,14 +25,7 @@ TEST(SpeedupDialog, MeasuresOnCpuDevicesAndExplainsTheBound) {
   dialog->set_devices("cpu", 2);
   dialog->set_image_size(384, 256);
   dialog->set_repeats(2);
-  bool done = false, ok = false;
-  QObject::connect(dialog, &SpeedupDialog::measured, [&](bool success) {
-    done = true;
-    ok = success;
-  });
-  dialog->start();
-  ASSERT_TRUE(wait_for([&] { return done; }, 60000));
-  ASSERT_TRUE(ok) << dialog->error_text().toStdString();
+  ASSERT_TRUE(start_and_wait(dialog, &SpeedupDialog::measured)) << dialog->error_text().toStdString();
   const SpeedupResult& r = dialog->result();
   ASSERT_EQ(r.points.size(), 2u);
   EXPECT_EQ(r.points[0].device_count, 1);

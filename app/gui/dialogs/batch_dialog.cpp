@@ -323,8 +323,13 @@ void BatchDialog::start() {
     Outcome out;
     lower_thread_priority();  // the batch's decode, filter and encode threads inherit it
     try {
-      std::lock_guard devices(DeviceHub::instance().job_mutex());
-      out.report = run_batch(o);
+      auto& hub = DeviceHub::instance();
+      std::lock_guard devices(hub.job_mutex());
+      // The devices this process already has (the hub's: GPUs started once, at launch), not a second
+      // discovery; while the GPUs are still starting, "all" takes the CPU workers as a preview does.
+      BatchOptions run = o;
+      run.device_list = hub.select(o.devices).devices;
+      out.report = run_batch(run);
     } catch (const std::bad_alloc&) {
       out.error = tr("Out of memory during the batch.");
     } catch (const std::exception& e) {
