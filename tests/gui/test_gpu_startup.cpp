@@ -134,6 +134,13 @@ TEST_F(GpuStartup, NamedGpuWaitsForDiscovery) {
   // After discovery "all" is the hub's own GPU objects, not a second set from the provider.
   ASSERT_FALSE(hub.gpus().empty());
   EXPECT_EQ(hub.select("all").devices[0].get(), hub.gpus()[0].get());
+  // GPUs named by number too, alone or beside CPU workers; the provider was asked once.
+  EXPECT_EQ(gpu.devices[0].get(), hub.gpus()[0].get());
+  const DeviceSelection mixed = hub.select("0,cpu:2");
+  ASSERT_EQ(mixed.devices.size(), 3u);
+  EXPECT_EQ(mixed.devices[0].get(), hub.gpus()[0].get());
+  EXPECT_EQ(mixed.devices[1]->info().kind, DeviceKind::Cpu);
+  EXPECT_EQ(*calls_, 1);
 }
 
 TEST_F(GpuStartup, BatchUsesTheHubsDevicesWithoutASecondDiscovery) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -121,6 +122,8 @@ Image DeviceHub::in_host_memory(Image image) {
 DeviceSelection DeviceHub::select(const std::string& spec) {
   std::string key = spec;
   std::string note;
+  std::optional<GpuDiscovery> discovered;
+  if (gpu_use(spec) != GpuUse::None) discover_unless_started();  // without start_discovery(): here, once
   {
     std::unique_lock lock(mutex_);
     if (started_ && !ready_) {
@@ -138,16 +141,12 @@ DeviceSelection DeviceHub::select(const std::string& spec) {
       if (!note.empty()) sel.note = note;
       return sel;
     }
-    // Every GPU, once discovered: the hub's own devices, not a second set from the provider (each
-    // device sets up its streams and buffers again).
-    if (ready_ && !gpus_.gpus.empty() && (key.empty() || key == "all" || key == "gpu")) {
-      DeviceSelection sel;
-      sel.devices = gpus_.gpus;
-      return selections_.try_emplace(key, std::move(sel)).first->second;
-    }
+    // Once discovered, every selection is made from the hub's own GPUs, never a second set from the
+    // provider (each device would set up its streams and buffers again).
+    if (ready_) discovered = gpus_;
   }
   // Outside the lock: select_devices may ask the GPU provider, and gpus() must not wait for that.
-  DeviceSelection made = select_devices(key);
+  DeviceSelection made = discovered ? select_devices(key, *discovered) : select_devices(key);
   std::unique_lock lock(mutex_);
   DeviceSelection sel = selections_.try_emplace(key, std::move(made)).first->second;  // one made meanwhile wins
   lock.unlock();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -59,7 +60,10 @@ GpuDiscovery discover_gpus(std::size_t memory_cap) {
   return found;
 }
 
-DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_cap) {
+namespace {
+
+// select_devices; `discover` gives the GPUs, asked only when the spec needs them.
+DeviceSelection select_from(const std::string& spec_in, const std::function<const GpuDiscovery&()>& discover) {
   const std::string spec = spec_in.empty() ? "all" : spec_in;
   DeviceSelection sel;
   const int cores = default_threads();
@@ -67,11 +71,7 @@ DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_ca
   auto add_cpus = [&](int n) {
     for (int i = 0; i < n; ++i) sel.devices.push_back(cpu::make_cpu_device(cpu_count++));
   };
-  std::optional<GpuDiscovery> gpus;
-  auto all_gpus = [&]() -> GpuDiscovery& {
-    if (!gpus) gpus = discover_gpus(memory_cap);
-    return *gpus;
-  };
+  auto all_gpus = [&]() -> const GpuDiscovery& { return discover(); };
   std::string_view rest = spec;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -115,6 +115,20 @@ DeviceSelection select_devices(const std::string& spec_in, std::size_t memory_ca
   if (sel.devices.empty())
     throw Error(ErrorKind::InvalidArgument, fmt::format("--devices '{}' selects no device", spec));
   return sel;
+}
+
+}  // namespace
+
+DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap) {
+  std::optional<GpuDiscovery> gpus;
+  return select_from(spec, [&]() -> const GpuDiscovery& {
+    if (!gpus) gpus = discover_gpus(memory_cap);
+    return *gpus;
+  });
+}
+
+DeviceSelection select_devices(const std::string& spec, const GpuDiscovery& discovered) {
+  return select_from(spec, [&]() -> const GpuDiscovery& { return discovered; });
 }
 
 }  // namespace tf

@@ -125,6 +125,8 @@ struct DeviceSelection {
   std::string note;  // e.g. "no GPU: CUDA reports no device" when "all" fell back to the CPU
 };
 DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap = 0);
+// The same from GPUs discovered before (a process that keeps its devices: the GUI), with no discovery.
+DeviceSelection select_devices(const std::string& spec, const GpuDiscovery& discovered);
 GpuDiscovery discover_gpus(std::size_t memory_cap = 0);
 
 }  // namespace tf
