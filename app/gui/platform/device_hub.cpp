@@ -123,11 +123,11 @@ DeviceSelection DeviceHub::select(const std::string& spec) {
   std::string key = spec;
   std::string note;
   std::optional<GpuDiscovery> discovered;
-  if (gpu_use(spec) != GpuUse::None) discover_unless_started();  // without start_discovery(): here, once
+  const GpuUse use = gpu_use(spec);
+  if (use != GpuUse::None) discover_unless_started();  // without start_discovery(): here, once
   {
     std::unique_lock lock(mutex_);
     if (started_ && !ready_) {
-      const GpuUse use = gpu_use(spec);
       if (use == GpuUse::Named) {
         const unsigned generation = generation_;
         ready_cv_.wait(lock, [&] { return ready_ || generation_ != generation; });

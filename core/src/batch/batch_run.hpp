@@ -156,6 +156,8 @@ class BatchRun {
     int pending = 0;
   };
   const std::shared_ptr<LaneGate> first_lanes_ = std::make_shared<LaneGate>();
+  // Whether GPU codec worker g is its GPU's first (the workers come GPU by GPU).
+  bool first_of_its_gpu(std::size_t g) const { return g == 0 || gpu_workers_[g - 1].device != gpu_workers_[g].device; }
   BoundedQueue<Work> to_gpu_;
   const std::string out_root_;
   std::vector<FileResult> results_;

@@ -37,8 +37,7 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
       to_gpu_(gpu_workers_.size() * static_cast<std::size_t>(gpu_batch()) + 1),
       out_root_(fs::weakly_canonical(fs::absolute(opt.output_dir)).string()) {
   for (std::size_t g = 0; g < gpu_workers_.size(); ++g)
-    if (!gpu_workers_[g].lane && (g == 0 || gpu_workers_[g - 1].device != gpu_workers_[g].device))
-      ++first_lanes_->pending;
+    if (!gpu_workers_[g].lane && first_of_its_gpu(g)) ++first_lanes_->pending;
   const std::size_t n = plan_.items.size();
   results_.resize(n);
   finished_.assign(n, 0);

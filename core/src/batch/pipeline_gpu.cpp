@@ -36,7 +36,7 @@ void BatchRun::gpu_loop(std::size_t g) {
     const int delay_ms = opt_.job.faults.codec_lane_delay_ms;
     // nvJPEG makes its handles and states one at a time in a process: every GPU's first lane is made
     // before any GPU's second, so the last GPU joins as soon as it can.
-    const bool first_of_gpu = g == 0 || gpu_workers_[g - 1].device != d;
+    const bool first_of_gpu = first_of_its_gpu(g);
     std::thread([slot, delay_ms, first_of_gpu, gate = first_lanes_, device = devices_[d],
                  label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
       if (delay_ms < 0) return;  // injected: never ready

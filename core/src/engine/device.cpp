@@ -62,8 +62,8 @@ GpuDiscovery discover_gpus(std::size_t memory_cap) {
 
 namespace {
 
-// select_devices; `discover` gives the GPUs, asked only when the spec needs them.
-DeviceSelection select_from(const std::string& spec_in, const std::function<const GpuDiscovery&()>& discover) {
+// select_devices; `all_gpus` gives the GPUs, asked only when the spec needs them.
+DeviceSelection select_from(const std::string& spec_in, const std::function<const GpuDiscovery&()>& all_gpus) {
   const std::string spec = spec_in.empty() ? "all" : spec_in;
   DeviceSelection sel;
   const int cores = default_threads();
@@ -71,7 +71,6 @@ DeviceSelection select_from(const std::string& spec_in, const std::function<cons
   auto add_cpus = [&](int n) {
     for (int i = 0; i < n; ++i) sel.devices.push_back(cpu::make_cpu_device(cpu_count++));
   };
-  auto all_gpus = [&]() -> const GpuDiscovery& { return discover(); };
   std::string_view rest = spec;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
