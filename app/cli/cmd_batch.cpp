@@ -357,8 +357,10 @@ void add_batch(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--gpu-codec-workers", a->gpu_codec_workers,
-                  fmt::format("GPU codec workers per GPU (default {}, {} from {} JPEGs a GPU)", kDefaultGpuCodecLanes,
-                              kLargeBatchGpuCodecLanes, kLargeBatchFilesPerGpu))
+                  fmt::format("GPU codec workers per GPU (default {}; from {} JPEGs a GPU, {} spread over the GPUs, "
+                              "{} to {} a GPU)",
+                              kDefaultGpuCodecLanes, kLargeBatchFilesPerGpu, kLargeBatchGpuCodecLanesInAll,
+                              kDefaultGpuCodecLanes, kLargeBatchGpuCodecLanes))
       ->check(CLI::Range(1, 32));
   cmd->add_option("--gpu-codec-batch", a->gpu_codec_batch,
                   fmt::format("JPEGs a GPU codec worker decodes in one call (default {})", kDefaultGpuCodecBatch))

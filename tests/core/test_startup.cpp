@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "test_support.hpp"
+#include "tilefilter/batch/batch.hpp"
 #include "tilefilter/engine/device.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/filter.hpp"
@@ -26,7 +27,7 @@ TEST(Startup, SmallWorkStaysOnTheCpuAndLargeWorkGoesToTheGpus) {
   // A 640x480 photo on 2 cores and 4 GPUs: far below what starting a GPU costs.
   const StartupChoice small = choose_cpu_for_small_work({640.0 * 480, 3, fmas, 0}, 2, 4);
   EXPECT_TRUE(small.cpu_only) << small.reason;
-  EXPECT_LT(small.cpu_s, small.gpu_start_s);
+  EXPECT_LT(small.cpu_s, small.gpu_s);
   EXPECT_NE(small.reason.find("CPU workers only"), std::string::npos) << small.reason;
   // A 2-D 31x31 kernel over 1 Gpix on 2 cores: hours of CPU work, seconds of GPU start.
   const long long big_fmas = chain_fmas_per_pixel(parse_chain({"gaussian:sigma=10"}));
@@ -45,6 +46,32 @@ TEST(Startup, GpuCodecsCostTheirStartToo) {
   const StartupChoice b = choose_cpu_for_small_work(with_codecs, 64, 4);
   EXPECT_GT(b.gpu_start_s, a.gpu_start_s);
   EXPECT_DOUBLE_EQ(a.cpu_s, b.cpu_s);
+}
+
+// The choices the measured jobs call for (docs/performance.md, "Start-up"): 12 Mpix photos, sigma 1.5.
+TEST(Startup, PhotoBatchesGoWhereTheyWereMeasuredToFinishFirst) {
+  const auto photos = [](double n) { return WorkEstimate{n * 12e6, 3, 22, n * 12e6, true}; };
+  // 4xH100, 64 cores: 200 photos took 1.73-1.83 s on the CPU alone, 3.94-4.36 s with the GPUs.
+  EXPECT_TRUE(choose_cpu_for_small_work(photos(200), 64, 4).cpu_only);
+  // 1000: 5.71-6.12 s on the CPU alone, 4.25-4.66 s with the GPUs' codecs.
+  const StartupChoice thousand = choose_cpu_for_small_work(photos(1000), 64, 4);
+  EXPECT_FALSE(thousand.cpu_only) << thousand.reason;
+  EXPECT_LT(thousand.gpu_s, thousand.cpu_s);
+  // 2xH100, 32 cores: 200 photos 2.39-2.65 s on the CPU, 2.58-2.87 s with the GPUs; 1000 go to them.
+  EXPECT_TRUE(choose_cpu_for_small_work(photos(200), 32, 2).cpu_only);
+  EXPECT_FALSE(choose_cpu_for_small_work(photos(1000), 32, 2).cpu_only);
+  EXPECT_TRUE(choose_cpu_for_small_work(photos(8), 64, 4).cpu_only);
+}
+
+// A large batch gets eight GPU codec workers in all, two to four a GPU (nvJPEG makes their states one
+// at a time); a small one two a GPU.
+TEST(Startup, GpuCodecWorkersAreSpreadOverTheGpus) {
+  EXPECT_EQ(default_gpu_codec_lanes(1, 2000), 4);
+  EXPECT_EQ(default_gpu_codec_lanes(2, 2000), 4);
+  EXPECT_EQ(default_gpu_codec_lanes(4, 2000), 2);
+  EXPECT_EQ(default_gpu_codec_lanes(8, 8000), 2);
+  EXPECT_EQ(default_gpu_codec_lanes(4, 1000), kDefaultGpuCodecLanes);
+  EXPECT_EQ(default_gpu_codec_lanes(0, 1000), kDefaultGpuCodecLanes);
 }
 
 TEST(Startup, StepsAreRecordedInProcessSeconds) {

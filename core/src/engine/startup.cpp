@@ -20,22 +20,26 @@ namespace {
 
 // Per hardware thread: a Gaussian of sigma 1.5 (22 taps a channel) ran 446 Mpix of RGBA8 a
 // CPU-second on the 2-core VM (3.9e10 multiply-adds; docs/performance.md), taken at half for other
-// kernels and machines; 200 and 1000 photos of 12 Mpix were decoded, filtered (sigma 1.5) and
-// encoded at 19-30 Mpix/s a thread (4xH100 host, 64 threads, and 2xH100, 32, 2026-11-26,
-// --devices cpu --codec cpu).
+// kernels and machines. 1000 photos of 12 Mpix were decoded, filtered (sigma 1.5) and encoded at
+// 34.7 Mpix/s a thread on a 4xH100 host's 64 threads, 200 at about 37 on a 2xH100 host's 32
+// (2026-11-26, --devices cpu --codec cpu): the codecs' share, 40 Mpix/s, with the filter's above.
 constexpr double kCpuFmasPerSecond = 2e10;
-constexpr double kCpuCodecPixelsPerSecond = 25e6;
+constexpr double kCpuCodecPixelsPerSecond = 40e6;
 // Starting GPUs (4 H100s, 2026-11-26, `tilefilter startup`: the CUDA runtime alone): the driver took
-// 0.55-0.60 s, four contexts 0.50-0.64 s (the driver makes them one at a time), whole processes
-// 1.6-1.8 s. nvJPEG's handles then took 0.35-0.85 s a GPU, the driver again one GPU at a time, and
-// the first photo through a GPU codec came 2.5-3.5 s after the process started.
+// 0.52-0.60 s, four contexts 0.42-0.64 s (the driver makes them one at a time). nvJPEG's first handle
+// and hardware decoder state then took 0.64 s, each later GPU's 0.2-0.3 s, one GPU after another
+// even across processes; the GPUs join the batch in that order.
 constexpr double kDriverStartS = 0.6;
 constexpr double kContextS = 0.15;
-constexpr double kGpuCodecStartS = 0.8;  // a GPU's
-// What a GPU then does a second: 1000 photos of 12 Mpix went through four H100s' codec workers in
-// 4.9-5.7 s in-process (--codec gpu, sigma 1.5, 2026-11-26), 0.5-0.6 Gpix/s a GPU, taken at 0.8;
-// filters from host memory, 5.9 Gpix/s pageable on one H200 (docs/performance.md).
-constexpr double kGpuCodecPixelsPerSecond = 0.8e9;
+constexpr double kGpuCodecStartS = 0.3;  // a GPU's, in turn
+// A process that started GPUs takes longer to end (the driver tears them down after the last file):
+// 0.35 s for four bare contexts, 0.6 s for one H100 with nvJPEG's states, 0.9-1.2 s for four.
+constexpr double kGpuExitS = 0.1;       // a GPU's
+constexpr double kGpuCodecExitS = 0.5;  // nvJPEG's, once
+// What a GPU then does a second: 2000 photos of 12 Mpix went through four H100s' codec workers at
+// 1.9 Gpix/s a GPU once they were ready, one H100's at 3.2 (--codec gpu, sigma 1.5, 2026-11-26),
+// taken at 1.2; filters from host memory, 5.9 Gpix/s pageable on one H200 (docs/performance.md).
+constexpr double kGpuCodecPixelsPerSecond = 1.2e9;
 constexpr double kGpuPixelsPerSecond = 5e9;
 
 double process_start_seconds_ago() {
@@ -140,24 +144,34 @@ StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int
   StartupChoice c;
   cores = std::max(1, cores);
   const double fmas = work.pixels * std::max(1, work.channels) * static_cast<double>(std::max(1LL, work.fmas));
-  c.cpu_s = (fmas / kCpuFmasPerSecond + work.codec_pixels / kCpuCodecPixelsPerSecond) / cores;
+  const double codec_s = work.codec_pixels / kCpuCodecPixelsPerSecond / cores;
+  c.cpu_s = fmas / kCpuFmasPerSecond / cores + codec_s;
   const int n = std::max(1, gpus);
-  c.gpu_start_s = kDriverStartS + kContextS * n + (work.gpu_codecs ? kGpuCodecStartS * n : 0.0);
-  // The GPUs' own time for the work after their start: the CPU is chosen where it finishes first.
-  const double gpu_work_s = work.pixels / ((work.gpu_codecs ? kGpuCodecPixelsPerSecond : kGpuPixelsPerSecond) * n);
+  // The GPUs join one after another: on average this long after the process started.
+  const double codec_start = work.gpu_codecs ? kGpuCodecStartS * (n + 1) / 2.0 : 0.0;
+  c.gpu_start_s = kDriverStartS + kContextS * n + codec_start;
+  const double gpu_rate = (work.gpu_codecs ? kGpuCodecPixelsPerSecond : kGpuPixelsPerSecond) * n;
+  double with_gpus = 0;
+  if (work.gpu_codecs) {
+    // The CPU codecs work from the start (--codec auto) and share what is left once the GPUs join.
+    const double cpu_rate = c.cpu_s > 0 ? work.pixels / c.cpu_s : 0.0;
+    const double left = std::max(0.0, work.pixels - cpu_rate * c.gpu_start_s);
+    with_gpus = c.gpu_start_s + left / (cpu_rate + gpu_rate);
+  } else {
+    // The GPUs filter while the CPU threads decode and encode.
+    with_gpus = c.gpu_start_s + std::max(work.pixels / gpu_rate, codec_s);
+  }
+  c.gpu_s = with_gpus + kGpuExitS * n + (work.gpu_codecs ? kGpuCodecExitS : 0.0);
   // Without a GPU the driver shows, discovery itself finds none (and says why): nothing to save.
-  c.cpu_only = gpus > 0 && c.cpu_s < c.gpu_start_s + gpu_work_s;
+  c.cpu_only = gpus > 0 && c.cpu_s <= c.gpu_s;
   if (gpus == 0) {
     c.reason = "no GPU visible to the driver";
-  } else if (c.cpu_only) {
-    c.reason = fmt::format(
-        "CPU workers only: the work takes about {:.2f} s on {} cores, less than the {:.2f} s that starting {} GPU{} "
-        "costs and the {:.2f} s they would take",
-        c.cpu_s, cores, c.gpu_start_s, gpus, gpus == 1 ? "" : "s", gpu_work_s);
   } else {
     c.reason = fmt::format(
-        "GPUs: the work takes about {:.2f} s on {} cores, more than the {:.2f} s to start them and {:.2f} s on them",
-        c.cpu_s, cores, c.gpu_start_s, gpu_work_s);
+        "{}: the work takes about {:.2f} s on {} cores, {} the {:.2f} s with {} GPU{} (they start in about {:.2f} s "
+        "and the process ends later by their teardown)",
+        c.cpu_only ? "CPU workers only" : "GPUs", c.cpu_s, cores, c.cpu_only ? "no more than" : "more than", c.gpu_s,
+        gpus, gpus == 1 ? "" : "s", c.gpu_start_s);
   }
   return c;
 }

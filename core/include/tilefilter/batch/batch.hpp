@@ -134,12 +134,23 @@ BatchPlan plan_batch(const BatchOptions& options);
 // GPU codec workers per GPU, and the files each decodes in one call, when BatchOptions leaves them 0.
 // A worker parses its files on the host between its GPU calls, so with two an H100 waits in between;
 // but every worker's nvJPEG state is made while the first ones already work, and nvJPEG makes states
-// one at a time in a process. 2×H100, 2026-11-26, whole processes: 200 photos took 2.58–2.82 s with
-// two workers a GPU and 3.10–3.48 s with four; 2000 photos 7.69 s with two and 7.31 s with four (one
-// H100: 11.80 and 9.53 s). So four from kLargeBatchFilesPerGpu JPEGs a GPU, else two.
+// one at a time, 0.11 s each on an H100, even across processes. 2×H100, 2026-11-26, whole processes:
+// 200 photos took 2.58–2.82 s with two workers a GPU and 3.10–3.48 s with four; 2000 photos 7.69 s
+// with two and 7.31 s with four (one H100: 11.80 and 9.53 s). On 4×H100 the sixteen workers of four a
+// GPU were ready only 6.4 s into a 7.7 s run; two a GPU (eight) ran the same 2000 photos in 6.67 s.
+// So a large batch (kLargeBatchFilesPerGpu JPEGs a GPU) gets kLargeBatchGpuCodecLanesInAll workers
+// spread over its GPUs, two to four a GPU; a smaller one two a GPU.
 inline constexpr int kDefaultGpuCodecLanes = 2;
 inline constexpr int kLargeBatchGpuCodecLanes = 4;
+inline constexpr int kLargeBatchGpuCodecLanesInAll = 8;
 inline constexpr int kLargeBatchFilesPerGpu = 500;
+constexpr int default_gpu_codec_lanes(int gpus, long long jpegs) {
+  if (gpus <= 0 || jpegs < static_cast<long long>(kLargeBatchFilesPerGpu) * gpus) return kDefaultGpuCodecLanes;
+  const int spread = kLargeBatchGpuCodecLanesInAll / gpus;
+  return spread < kDefaultGpuCodecLanes      ? kDefaultGpuCodecLanes
+         : spread > kLargeBatchGpuCodecLanes ? kLargeBatchGpuCodecLanes
+                                             : spread;
+}
 inline constexpr int kDefaultGpuCodecBatch = 8;
 
 // Throws tf::Error for problems with the job itself (missing input folder, OUT_DIR inside IN_DIR,

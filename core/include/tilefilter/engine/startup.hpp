@@ -66,13 +66,15 @@ struct WorkEstimate {
 };
 
 // Whether a job that may use every GPU ("--devices all") runs on the CPU workers alone, decided
-// before any CUDA call: when its estimated time on `cores` CPU workers is below what starting
-// `gpus` GPUs costs (the driver, one context a GPU, their buffers; measured on H100 machines), a
-// GPU could not finish it sooner. `reason` says so in one line for the report.
+// before any CUDA call: when its estimated time on `cores` CPU workers is no more than its estimated
+// time with `gpus` GPUs (the driver, a context a GPU and nvJPEG's start, the GPUs joining one after
+// another while the CPU codecs already work, and the teardown that makes their process end later;
+// measured on H100 machines), the GPUs could not finish it sooner. `reason` says so in one line.
 struct StartupChoice {
   bool cpu_only = false;
   double cpu_s = 0;        // estimated time on the CPU workers
-  double gpu_start_s = 0;  // estimated time before the GPUs can work
+  double gpu_start_s = 0;  // estimated time before the GPUs can work (on average, as they join in turn)
+  double gpu_s = 0;        // estimated time with the GPUs, their start and teardown included
   std::string reason;
 };
 StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int gpus);
