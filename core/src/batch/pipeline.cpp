@@ -301,8 +301,8 @@ std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const
   const int per_gpu =
       options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : default_gpu_codec_lanes(static_cast<int>(gpus), jpegs);
   // By default no more workers than batches of kDefaultGpuCodecBatch files, spread over the GPUs: a
-  // worker's nvJPEG state costs 0.11-0.3 s, one after another, and eight photos on four H100s took
-  // 4.0-4.3 s with --codec gpu and a worker each (2.3 s on one of them).
+  // worker's nvJPEG state costs 0.11-0.3 s, one after another; eight photos on four H100s took
+  // 3.4-4.3 s with --codec gpu and two workers a GPU, 2.3-2.9 s with one worker in all.
   const long long in_all = options.gpu_codec_lanes > 0
                                ? per_gpu * gpus
                                : std::max(1LL, (jpegs + kDefaultGpuCodecBatch - 1) / kDefaultGpuCodecBatch);
