@@ -153,7 +153,7 @@ def read(path: Path, autorotate: bool = False) -> "npt.NDArray[Any]":
 
     autorotate: False (the default) gives the pixels as stored, whatever the EXIF orientation says
     (read_info(path)["orientation"]); True turns them upright as a viewer shows them (as cv2.imread does),
-    so an orientation-6 photo stored 2400 x 1600 comes back 1600 x 2400 (H x W)."""
+    so an orientation-6 photo stored as 1600 x 2400 (H x W) comes back 2400 x 1600."""
     return _host_module().read(path, autorotate)
 
 

@@ -14,8 +14,9 @@ from typing import Any, Optional, Tuple
 
 from . import _lib
 
-# A stage of a description: a spec string, or a kernel as the library applies it:
-# ("kernel", taps (float64 array: 2-D rows, or a separable pair's row then column), width, height, separable).
+# A stage of a description: a spec string, or a kernel: ("kernel", taps (float64: 2-D rows, or a separable
+# pair's row then column), width, height, separable, normalize). A chain describes its kernels as it
+# applies them (normalized already, normalize False).
 
 
 class Chain:
@@ -76,10 +77,11 @@ class Chain:
             if isinstance(s, str):
                 slot.spec = s.encode()
             else:
-                _, taps, width, height, separable = s
+                _, taps, width, height, separable, normalize = s
                 keep.append(taps)
                 slot.taps = taps.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-                slot.width, slot.height, slot.separable = width, height, int(separable)
+                slot.width, slot.height = width, height
+                slot.separable, slot.normalize = int(separable), int(normalize)
         handle = ctypes.c_void_p()
         name, value = (None, 0.0) if border is None else border
         _lib.check(_lib.lib.tf_chain_new_stages(arr, len(stages), _lib.text(name), float(value),
@@ -111,7 +113,7 @@ class Chain:
             count = st.width + st.height if st.separable else st.width * st.height
             taps = np.ctypeslib.as_array(st.taps, (count,)).copy()
             taps.flags.writeable = False
-            stages.append(("kernel", taps, st.width, st.height, bool(st.separable)))
+            stages.append(("kernel", taps, st.width, st.height, bool(st.separable), False))
         return tuple(stages), tuple(files)
 
     def __reduce__(self):
@@ -170,7 +172,7 @@ def check_border(border) -> str:
 
 
 def kernel_stage(kernel, normalize: bool = False):
-    """A description stage for a kernel array (see Chain's `kernel`), normalized as asked."""
+    """A description stage for a kernel array (see Chain's `kernel`)."""
     import numpy as np
 
     def taps_of(k, what):
@@ -184,30 +186,12 @@ def kernel_stage(kernel, normalize: bool = False):
     else:
         k = taps_of(kernel, "kernel")
         if k.ndim == 2:
-            return _normalized(("kernel", k.ravel(), k.shape[1], k.shape[0], False), normalize)
+            return ("kernel", k.ravel(), k.shape[1], k.shape[0], False, bool(normalize))
         if k.ndim != 1:
             raise _lib.InvalidArgumentError(f"a kernel is 2-D (rows of taps), 1-D or a (row, column) pair of 1-D "
                                             f"arrays, not of shape {k.shape}")
         row = col = k
-    return _normalized(("kernel", np.concatenate([row, col]), row.size, col.size, True), normalize)
-
-
-def _normalized(stage, normalize):
-    """The stage with its taps as the library divides them (rounded to float32 first, as it does)."""
-    if not normalize:
-        return stage
-    # The library normalizes (tf_stage.normalize); a stage built here asks it through a one-stage chain
-    # and keeps the taps it applied, so the description holds what runs.
-    tmp = Chain.__new__(Chain)
-    tmp._handle = None
-    arr = (_lib.Stage * 1)()
-    _, taps, width, height, separable = stage
-    arr[0].taps = taps.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-    arr[0].width, arr[0].height, arr[0].separable, arr[0].normalize = width, height, int(separable), 1
-    handle = ctypes.c_void_p()
-    _lib.check(_lib.lib.tf_chain_new_stages(arr, 1, None, 0.0, ctypes.byref(handle)))
-    tmp._handle = handle.value
-    return tmp._describe(1)[0][0]
+    return ("kernel", np.concatenate([row, col]), row.size, col.size, True, bool(normalize))
 
 
 # ---- Presets ----
