@@ -267,6 +267,9 @@ def test_arguments_without_effect_warn_or_are_refused(tmp_path):
         with pytest.raises(ValueError, match="compression='bogus'"):
             tilefilter.write(tmp_path / name, a, compression="bogus")
     tilefilter.write(tmp_path / "ok.png", a, compression="9")
+    with pytest.warns(tilefilter.TileFilterWarning, match="quality=50 has no effect on .png") as w:
+        tilefilter.write(tmp_path / "q.png", a, quality=50)
+    assert w[0].filename == __file__  # the caller's line, not the package's
     tilefilter.write(tmp_path / "src.jpg", a)
     try:
         with pytest.warns(tilefilter.TileFilterWarning, match="WebP"):
@@ -310,6 +313,11 @@ def test_missing_files_raise_file_not_found(tmp_path):
         assert isinstance(e.value, tilefilter.FileError)
         assert e.value.errno == errno.ENOENT and e.value.filename == missing
         assert missing in str(e.value) and not str(e.value).startswith("[Errno")
+    broken = tmp_path / "broken.png"
+    broken.write_text("not a picture")
+    with pytest.raises(tilefilter.FileError) as e:
+        tilefilter.read(broken)
+    assert not isinstance(e.value, FileNotFoundError) and e.value.filename == str(broken)
 
 
 # ---- 6. Upright reads, dir(), types, batch progress ----

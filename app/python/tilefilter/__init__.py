@@ -19,7 +19,6 @@ import importlib
 import json
 import os
 import sys
-import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _lib
@@ -46,11 +45,11 @@ Tile = Union[int, Tuple[int, int], None]
 Path = Union[str, "os.PathLike[str]"]
 
 
-def filter(a: "npt.NDArray[Any]", *specs: Union[str, Chain], preset: Optional[str] = None, kernel: Optional[Kernel] = None,
-           normalize: bool = False, border: Optional[str] = None, border_value: float = 0.0,
-           devices: Optional[str] = "all", exact: bool = False, out: Optional["npt.NDArray[Any]"] = None,
-           tile: Tile = None,
-           streams: int = 0, device_memory: int = 0, channel_axis: Optional[int] = None) -> "npt.NDArray[Any]":
+def filter(a: "npt.NDArray[Any]", *specs: Union[str, Chain], preset: Optional[str] = None,
+           kernel: Optional[Kernel] = None, normalize: bool = False, border: Optional[str] = None,
+           border_value: float = 0.0, devices: Optional[str] = "all", exact: bool = False,
+           out: Optional["npt.NDArray[Any]"] = None, tile: Tile = None, streams: int = 0, device_memory: int = 0,
+           channel_axis: Optional[int] = None) -> "npt.NDArray[Any]":
     """Filters image array `a` with the chain `specs` (and `preset`, `kernel`) and returns the result as a
     new array (or `out`).
 
@@ -81,6 +80,10 @@ def filter(a: "npt.NDArray[Any]", *specs: Union[str, Chain], preset: Optional[st
                                                                   devices=devices, exact=exact, out=o, tile=tile,
                                                                   streams=streams, device_memory=device_memory))
     if not _is_ndarray(a) and _device_module().is_device_array(a):
+        ignored = [f"{k}={v!r}" for k, v in (("tile", tile), ("streams", streams), ("device_memory", device_memory))
+                   if v]
+        if ignored:
+            _lib.warn(f"{', '.join(ignored)}: a device array is filtered as one tile on its GPU; ignored")
         return _device_module().filter_device(a, chain, border, border_value, devices, out)
     host = _host_module()
     try:
@@ -94,13 +97,12 @@ def _border_for(chain: Chain, border, border_value, dtype) -> Tuple[Optional[str
     """(border, value) for the library, warning where border_value would be ignored or clamped."""
     if border is None and border_value:
         if chain.border != "constant":
-            warnings.warn(f"border_value={border_value!r} has no effect without border='constant' (the chain's "
-                          f"border is {chain.border!r})", TileFilterWarning, stacklevel=3)
+            _lib.warn(f"border_value={border_value!r} has no effect without border='constant' (the chain's "
+                      f"border is {chain.border!r})")
             return None, 0.0
         border = "constant"
     elif border is not None and border != "constant" and border_value:
-        warnings.warn(f"border_value={border_value!r} has no effect with border={border!r}", TileFilterWarning,
-                      stacklevel=3)
+        _lib.warn(f"border_value={border_value!r} has no effect with border={border!r}")
     if dtype is not None and (border or chain.border) == "constant" and "numpy" in sys.modules:
         _host_module().warn_border_value(str(dtype).replace("torch.", ""), "constant",
                                          border_value if border is not None else chain.border_value)
@@ -110,6 +112,8 @@ def _border_for(chain: Chain, border, border_value, dtype) -> Tuple[Optional[str
 def _planes(a, channel_axis: int, out, filter_one):
     """`a` filtered image by image along its leading axes: the planes behind `channel_axis` (H x W each),
     or H x W x C images when it is the last axis."""
+    if not hasattr(a, "shape"):
+        a = _host_module().np.asarray(a)
     ndim = len(a.shape)
     axis = channel_axis + ndim if channel_axis < 0 else channel_axis
     if ndim < 3 or not 0 <= axis < ndim or axis == ndim - 2:
@@ -162,13 +166,13 @@ def read_info(path: Path) -> Dict[str, Any]:
     return _host_module().read_info(path)
 
 
-def write(path: Path, a: "npt.NDArray[Any]", *, metadata_from: Optional[Path] = None, quality: int = 95,
-          compression: Optional[str] = None) -> None:
+def write(path: Path, a: "npt.NDArray[Any]", *, metadata_from: Optional[Path] = None,
+          quality: Optional[int] = None, compression: Optional[str] = None) -> None:
     """Encodes array `a` into `path` (format from the extension; temporary file + rename).
 
     metadata_from: a file whose EXIF, ICC profile and XMP are copied (WebP keeps none: a TileFilterWarning).
-    quality: JPEG and WebP, 1-100. compression: TIFF "deflate:9", "zstd", "lzw", "none", ...; PNG a zlib
-    level "0".."9" or "deflate:N"; JPEG and WebP refuse it (they take quality)."""
+    quality: JPEG and WebP, 1-100 (default 95; other formats warn). compression: TIFF "deflate:9", "zstd",
+    "lzw", "none", ...; PNG a zlib level "0".."9" or "deflate:N"; JPEG and WebP refuse it (they take quality)."""
     _host_module().write(path, a, metadata_from, quality, compression)
 
 
@@ -191,17 +195,18 @@ def _options(border, border_value, devices, exact):
 
 def apply(input: Path, output: Path, *specs: Union[str, Chain], preset: Optional[str] = None,
           kernel: Optional[Kernel] = None, normalize: bool = False, border: Optional[str] = None,
-          border_value: float = 0.0, devices: Optional[str] = "all", exact: bool = False, quality: int = 95,
+          border_value: float = 0.0, devices: Optional[str] = "all", exact: bool = False,
+          quality: Optional[int] = None,
           compression: Optional[str] = None) -> None:
     """`tilefilter apply IN OUT`: streams a file of any size through the chain band by band, metadata kept.
     Arguments as filter()'s and write()'s."""
     import ctypes
     chain = chain_of(specs, preset, kernel, normalize)
     border, border_value = _border_for(chain, border, border_value, None)
-    _host_module().check_write(output, None, compression)
+    quality = _host_module().check_write(output, None, compression, quality)
     opts = _options(border, border_value, devices, exact)
     _lib.check(_lib.lib.tf_apply_file(chain._handle, _lib.text(input), _lib.text(output), ctypes.byref(opts),
-                                      int(quality), _lib.text(compression)), input)
+                                      quality, _lib.text(compression)), input)
 
 
 def batch(input_dir: Path, output_dir: Path, *specs: Union[str, Chain], preset: Optional[str] = None,

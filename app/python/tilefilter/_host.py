@@ -6,7 +6,6 @@ channels, then the pixels, adjacent: any row pitch, views of a larger image incl
 from __future__ import annotations
 
 import ctypes
-import warnings
 from typing import Optional
 
 import numpy as np
@@ -126,8 +125,7 @@ def warn_border_value(dtype, border: str, value: float) -> None:
         return
     top = np.iinfo(dtype).max
     if not 0 <= value <= top:
-        warnings.warn(f"border_value={value!r} is clamped to {min(max(value, 0), top)} for {dtype} pixels",
-                      _lib.TileFilterWarning, stacklevel=3)
+        _lib.warn(f"border_value={value!r} is clamped to {min(max(value, 0), top)} for {dtype} pixels")
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -201,9 +199,13 @@ def read(path, autorotate: bool = False) -> np.ndarray:
     return out if turn is None else np.ascontiguousarray(turn(out))
 
 
-def check_write(path, metadata_from, compression) -> None:
-    """Refuses what a format would drop without a word, and warns of what it cannot keep."""
+def check_write(path, metadata_from, compression, quality=None) -> int:
+    """Refuses what a format would drop without a word, warns of what it cannot keep; returns the
+    library's quality (0: its default)."""
     ext = str(_lib.text(path).decode(errors="replace")).rsplit(".", 1)[-1].lower()
+    if quality is not None and ext not in ("jpg", "jpeg", "webp"):
+        _lib.warn(f"quality={quality!r} has no effect on .{ext} files (JPEG and WebP take it; TIFF's JPEG "
+                  "compression takes compression='jpeg:Q')")
     if compression is not None:
         method, _, level = str(compression).partition(":")
         if ext in ("jpg", "jpeg", "webp"):
@@ -213,15 +215,15 @@ def check_write(path, metadata_from, compression) -> None:
             raise _lib.InvalidArgumentError(
                 f"compression={compression!r}: PNG files take a zlib level 0-9 ('6', 'deflate:9')")
     if metadata_from is not None and ext == "webp":
-        warnings.warn(f"metadata_from={str(metadata_from)!r}: WebP files are written without metadata",
-                      _lib.TileFilterWarning, stacklevel=3)
+        _lib.warn(f"metadata_from={str(metadata_from)!r}: WebP files are written without metadata")
+    return 0 if quality is None else int(quality)
 
 
-def write(path, a, metadata_from=None, quality=95, compression=None) -> None:
-    check_write(path, metadata_from, compression)
+def write(path, a, metadata_from=None, quality=None, compression=None) -> None:
+    quality = check_write(path, metadata_from, compression, quality)
     src = as_packed(a)
     _lib.check(_lib.lib.tf_write(_lib.text(path), ctypes.byref(describe(src)), _lib.text(metadata_from),
-                                 int(quality), _lib.text(compression)), metadata_from)
+                                 quality, _lib.text(compression)), metadata_from)
 
 
 class Writer:
@@ -232,13 +234,13 @@ class Writer:
     """
 
     def __init__(self, path, width: int, height: int, channels: int = 1, dtype="uint8", metadata_from=None,
-                 quality: int = 95, compression: Optional[str] = None):
+                 quality: Optional[int] = None, compression: Optional[str] = None):
         self._handle = None
         self.width, self.height, self.channels, self.dtype = width, height, channels, np.dtype(dtype)
-        check_write(path, metadata_from, compression)
+        quality = check_write(path, metadata_from, compression, quality)
         h = ctypes.c_void_p()
         _lib.check(_lib.lib.tf_writer_new(_lib.text(path), int(width), int(height), int(channels),
-                                          pixel_type(self.dtype), _lib.text(metadata_from), int(quality),
+                                          pixel_type(self.dtype), _lib.text(metadata_from), quality,
                                           _lib.text(compression), ctypes.byref(h)), metadata_from)
         self._handle = h.value
 

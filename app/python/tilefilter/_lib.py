@@ -85,6 +85,17 @@ class TileFilterWarning(UserWarning):
     border_value past the pixel type's range, metadata a format cannot hold)."""
 
 
+def warn(message: str) -> None:
+    """A TileFilterWarning pointing at the caller's line outside this package."""
+    import sys
+    import warnings
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 2  # stacklevel 1 is this function, 2 its caller
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, TileFilterWarning, stacklevel=level)
+
+
 class DeviceError(TileFilterError, RuntimeError):
     """A CUDA or device failure, or no GPU backend in this build (TF_ERR_DEVICE, TF_ERR_NO_GPU_BACKEND)."""
     status = 5
@@ -188,29 +199,30 @@ def _python_words(message: str) -> str:
 
 
 def error(status: int, paths=()) -> Exception:
-    """The exception for a failed call, carrying the library's message in Python's words. For a file
-    error, `filename` is the first of `paths` (or the file the message begins with) that does not exist
-    (then a MissingFileError with errno ENOENT), else the first of `paths`."""
+    """The exception for a failed call, carrying the library's message in Python's words. A file error's
+    `filename` is the file its message begins with (the library names it first); where that, or one of
+    the files the call reads (`paths`), does not exist, it is a MissingFileError with errno ENOENT."""
     message = _python_words(lib.tf_last_error().decode("utf-8", "replace"))
     cls = _ERRORS.get(status, TileFilterError)
     if cls is not FileError:
         return cls(message)
-    named = [os.fspath(p) for p in paths if p is not None]
     head = message.split(": ", 1)[0]
-    if head and head != message:
-        named.append(head)
-    missing = next((p for p in named if not os.path.lexists(p)), None)
+    named = head if head != message else None
+    inputs = [os.fspath(p) for p in paths if p is not None]
+    if named is not None and "No such file or directory" in message:
+        inputs.insert(0, named)
+    missing = next((p for p in inputs if not os.path.lexists(p)), None)
     if missing is not None:
         e = MissingFileError(message)
         e.errno, e.strerror, e.filename = errno.ENOENT, os.strerror(errno.ENOENT), missing
         return e
     e = FileError(message)
-    e.filename = named[0] if named else None
+    e.filename = named if named is not None else (inputs[0] if inputs else None)
     return e
 
 
 def check(status: int, *paths) -> None:
-    """Raises error(status, paths) for a failed call."""
+    """Raises error(status, paths) for a failed call; `paths` are the files it reads."""
     if status:
         raise error(status, paths)
 
