@@ -22,16 +22,6 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw Error(ErrorKind::InvalidArgument, message);
 }
 
-// Factors divided by their own sums, as a kernel file's taps are by custom:...,normalize=true.
-std::vector<float> normalized(std::vector<float> taps, bool normalize, const char* what) {
-  if (!normalize) return taps;
-  double sum = 0;
-  for (float t : taps) sum += t;
-  require(sum != 0, fmt::format("kernel: cannot normalize, the {} taps sum to 0", what));
-  for (float& t : taps) t = static_cast<float>(t / sum);
-  return taps;
-}
-
 std::vector<float> floats(const double* taps, int count) {
   std::vector<float> out(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out[i] = static_cast<float>(taps[i]);
@@ -60,10 +50,14 @@ Stage values_stage(const tf_stage& s) {
     k.taps = floats(s.taps, s.width * s.height);  // as Kernel::from_rows rounds a file's numbers
     return kernel_stage(std::move(k), s.normalize != 0, fmt::format("kernel({}x{})", s.width, s.height), "kernel");
   }
+  std::vector<float> row = floats(s.taps, s.width), col = floats(s.taps + s.width, s.height);
+  if (s.normalize) {  // each factor by its own sum, so that the 2-D kernel sums to 1
+    normalize_taps(row, "kernel row");
+    normalize_taps(col, "kernel column");
+  }
   Stage stage;
   stage.name = fmt::format("kernel({}+{})", s.width, s.height);
-  stage.convs.push_back(make_separable(normalized(floats(s.taps, s.width), s.normalize != 0, "row"),
-                                       normalized(floats(s.taps + s.width, s.height), s.normalize != 0, "column")));
+  stage.convs.push_back(make_separable(std::move(row), std::move(col)));
   return stage;
 }
 

@@ -169,14 +169,15 @@ Kernel kernel3(std::initializer_list<double> v) {
 
 }  // namespace
 
+void normalize_taps(std::vector<float>& taps, const std::string& origin) {
+  double sum = 0;
+  for (float t : taps) sum += t;
+  if (sum == 0) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot normalize, the taps sum to 0", origin));
+  for (float& t : taps) t = static_cast<float>(t / sum);
+}
+
 Stage kernel_stage(Kernel k, bool normalize, const std::string& name, const std::string& origin) {
-  if (normalize) {
-    double sum = 0;
-    for (float t : k.taps) sum += t;
-    if (sum == 0)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot normalize, the taps sum to 0", origin));
-    for (float& t : k.taps) t = static_cast<float>(t / sum);
-  }
+  if (normalize) normalize_taps(k.taps, origin);
   Stage s;
   s.name = name;
   s.convs.push_back(make_convolution(k));

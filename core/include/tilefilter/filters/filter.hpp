@@ -93,8 +93,10 @@ std::vector<std::pair<std::string, std::string>> split_spec_params(std::string_v
 // `value` as a spec writes it: as it is, or quoted when it holds a comma or starts with a quote.
 std::string spec_value(std::string_view value);
 // A stage that applies kernel `k` (custom:file=..., or taps given as values), its taps divided by their
-// sum first when `normalize` (a sum of 0 throws, naming `origin`).
+// sum first when `normalize` (normalize_taps).
 Stage kernel_stage(Kernel k, bool normalize, const std::string& name, const std::string& origin);
+// Divides `taps` by their sum (in double, each rounded to float once); a sum of 0 throws, naming `origin`.
+void normalize_taps(std::vector<float>& taps, const std::string& origin);
 Chain parse_chain(const std::vector<std::string>& specs);
 
 // Kernel text files: rows of numbers separated by spaces or commas, '#' starts a comment.
