@@ -103,6 +103,7 @@ def _border_for(chain: Chain, border, border_value, dtype) -> Tuple[Optional[str
         border = "constant"
     elif border is not None and border != "constant" and border_value:
         _lib.warn(f"border_value={border_value!r} has no effect with border={border!r}")
+        border_value = 0.0
     if dtype is not None and (border or chain.border) == "constant" and "numpy" in sys.modules:
         _host_module().warn_border_value(str(dtype).replace("torch.", ""), "constant",
                                          border_value if border is not None else chain.border_value)

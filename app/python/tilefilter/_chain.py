@@ -178,7 +178,8 @@ def kernel_stage(kernel, normalize: bool = False):
     def taps_of(k, what):
         a = np.asarray(k)
         if a.dtype.kind not in "fiub":
-            raise TypeError(f"the {what} is an array of {a.dtype}: kernels are float32 or float64 numbers")
+            hint = " (a kernel file goes in a spec: 'custom:file=k.txt')" if a.dtype.kind in "US" else ""
+            raise TypeError(f"the {what} is an array of {a.dtype}: kernels are float32 or float64 numbers{hint}")
         return np.ascontiguousarray(a, dtype=np.float64)
 
     if isinstance(kernel, tuple) and len(kernel) == 2 and all(np.ndim(k) == 1 for k in kernel):

@@ -244,7 +244,7 @@ class Writer:
                                           _lib.text(compression), ctypes.byref(h)), metadata_from)
         self._handle = h.value
 
-    def write(self, rows) -> None:
+    def write(self, rows: np.ndarray) -> None:
         src = as_packed(rows)
         _lib.check(_lib.lib.tf_writer_write(self._handle, ctypes.byref(describe(src))))
 
