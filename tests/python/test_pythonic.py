@@ -47,7 +47,8 @@ def test_pickle_and_copy_give_the_same_bits(tmp_path):
                   tilefilter.Chain(kernel=np.array([1.0, 3, 5, 3, 1]), normalize=True)):
         want = tilefilter.filter(a, chain)
         for other in (pickle.loads(pickle.dumps(chain)), copy.deepcopy(chain), copy.copy(chain)):
-            assert other.specs == chain.specs and other.halo == chain.halo
+            assert other == chain and hash(other) == hash(chain) and other.halo == chain.halo
+            assert other.specs == chain.specs
             assert (other.border, other.border_value) == (chain.border, chain.border_value)
             assert np.array_equal(tilefilter.filter(a, other), want)
 
@@ -145,6 +146,17 @@ def test_a_kernel_file_is_read_again_when_it_changes(tmp_path):
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert np.array_equal(tilefilter.filter(a, spec), tilefilter.filter(a, "box:radius=1"))
+
+
+def test_a_preset_file_is_read_again_when_it_changes(tmp_path):
+    a = image(24)
+    path = tmp_path / "p.json"
+    path.write_text('{"name": "p", "filters": [{"filter": "sharpen"}]}')
+    assert np.array_equal(tilefilter.filter(a, preset=str(path)), tilefilter.filter(a, "sharpen"))
+    path.write_text('{"name": "p", "filters": [{"filter": "box", "params": {"radius": 2}}]}')
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert np.array_equal(tilefilter.filter(a, preset=str(path)), tilefilter.filter(a, "box:radius=2"))
 
 
 def test_paths_with_commas(tmp_path):

@@ -44,9 +44,11 @@ class Chain:
     def __init__(self, *specs: Any, preset: Optional[str] = None, kernel: Any = None, normalize: bool = False,
                  border: Optional[str] = None, border_value: float = 0.0):
         self._handle = None
-        stages, chain_border = [], None
+        if len(specs) == 1 and isinstance(specs[0], (list, tuple)):
+            specs = tuple(specs[0])
+        stages, chain_border, preset_file = [], None, None
         if preset is not None:
-            preset_stages, chain_border = _preset_description(preset)
+            preset_stages, chain_border, preset_file = _preset_description(preset)
             stages += preset_stages
         for i, s in enumerate(specs):
             if isinstance(s, str):
@@ -61,14 +63,17 @@ class Chain:
         if kernel is not None:
             stages.append(kernel_stage(kernel, normalize))
         elif normalize:
-            raise ValueError("normalize= applies to kernel=; for a kernel file use 'custom:file=K,normalize=true'")
+            raise _lib.InvalidArgumentError("normalize= applies to kernel=; for a kernel file use "
+                                            "'custom:file=K,normalize=true'")
         if not stages:
-            raise ValueError("give at least one filter spec, a kernel= or a preset=")
+            raise _lib.InvalidArgumentError("give at least one filter spec, a kernel= or a preset=")
         if border is not None:
             chain_border = (check_border(border), float(border_value))
         elif border_value:
-            raise ValueError(f"border_value={border_value!r} needs border='constant'")
+            raise _lib.InvalidArgumentError(f"border_value={border_value!r} needs border='constant'")
         self._build(stages, chain_border)
+        if preset_file is not None:  # read again, like a kernel file, once it changes
+            self._files += ((preset_file, _stamp(preset_file)),)
 
     def _build(self, stages, border) -> None:
         arr = (_lib.Stage * len(stages))()
@@ -119,9 +124,19 @@ class Chain:
     def __reduce__(self):
         return (_rebuild, (self.stages, self.border, self.border_value))
 
-    def __dask_tokenize__(self):
-        return ("tilefilter.Chain", self.border, self.border_value,
+    def _key(self) -> tuple:
+        """The description as plain values: equal for chains that apply the same taps with the same border."""
+        return (self.border, self.border_value,
                 tuple(s if isinstance(s, str) else (s[1].tobytes(), *s[2:]) for s in self.stages))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Chain) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __dask_tokenize__(self):
+        return ("tilefilter.Chain",) + self._key()
 
     def __del__(self, _free=_lib.lib.tf_chain_free):  # bound now: module globals may be gone at exit
         if getattr(self, "_handle", None):
@@ -202,20 +217,21 @@ def bundled_presets() -> list:
 
 
 def _preset_description(preset):
-    """(stages, (border, value)) of a bundled preset's name, or of a preset file."""
+    """(stages, (border, value), the preset file or None) of a bundled preset's name or a preset file."""
     name = os.fspath(preset) if isinstance(preset, os.PathLike) else str(preset)
     if "/" not in name and not os.path.isfile(name):
         for p in bundled_presets():
             if name in (p["name"], p["name"] + ".json"):
                 stages = [s["spec"] if "spec" in s else kernel_stage(s["kernel"], s["normalize"]) for s in p["stages"]]
-                return stages, (p["border"], p["border_value"])
+                return stages, (p["border"], p["border_value"]), None
     handle = ctypes.c_void_p()
     _lib.check(_lib.lib.tf_chain_from_preset(_lib.text(name), None, 0, ctypes.byref(handle)), name)
     tmp = Chain.__new__(Chain)
     tmp._handle = handle.value
     value = ctypes.c_double()
     border = _lib.lib.tf_chain_border(tmp._handle, ctypes.byref(value)).decode()
-    return list(tmp._describe(_lib.lib.tf_chain_length(tmp._handle))[0]), (border, value.value)
+    stages = list(tmp._describe(_lib.lib.tf_chain_length(tmp._handle))[0])
+    return stages, (border, value.value), name if os.path.isfile(name) else None
 
 
 # ---- The cache: chains of spec strings (and preset names), re-read when a kernel file changes ----
