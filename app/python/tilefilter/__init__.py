@@ -45,11 +45,11 @@ Tile = Union[int, Tuple[int, int], None]
 Path = Union[str, "os.PathLike[str]"]
 
 
-def filter(a: "npt.NDArray[Any]", *specs: Union[str, Chain], preset: Optional[str] = None,
+def filter(a: npt.NDArray[Any], *specs: Union[str, Chain], preset: Optional[str] = None,
            kernel: Optional[Kernel] = None, normalize: bool = False, border: Optional[str] = None,
            border_value: float = 0.0, devices: Optional[str] = "all", exact: bool = False,
-           out: Optional["npt.NDArray[Any]"] = None, tile: Tile = None, streams: int = 0, device_memory: int = 0,
-           channel_axis: Optional[int] = None) -> "npt.NDArray[Any]":
+           out: Optional[npt.NDArray[Any]] = None, tile: Tile = None, streams: int = 0, device_memory: int = 0,
+           channel_axis: Optional[int] = None) -> npt.NDArray[Any]:
     """Filters image array `a` with the chain `specs` (and `preset`, `kernel`) and returns the result as a
     new array (or `out`).
 
@@ -153,7 +153,7 @@ def _is_ndarray(a) -> bool:
     return np is not None and type(a) is np.ndarray
 
 
-def read(path: Path, autorotate: bool = False) -> "npt.NDArray[Any]":
+def read(path: Path, autorotate: bool = False) -> npt.NDArray[Any]:
     """Decodes an image file into a NumPy array (H x W for one channel, else H x W x C; gray+alpha as RGBA).
 
     autorotate: False (the default) gives the pixels as stored, whatever the EXIF orientation says
@@ -167,7 +167,7 @@ def read_info(path: Path) -> Dict[str, Any]:
     return _host_module().read_info(path)
 
 
-def write(path: Path, a: "npt.NDArray[Any]", *, metadata_from: Optional[Path] = None,
+def write(path: Path, a: npt.NDArray[Any], *, metadata_from: Optional[Path] = None,
           quality: Optional[int] = None, compression: Optional[str] = None) -> None:
     """Encodes array `a` into `path` (format from the extension; temporary file + rename).
 

@@ -28,7 +28,7 @@ def _number(name: str, value, minimum: float = 0.0) -> float:
     return float(value)
 
 
-def gaussian(a: "npt.NDArray[Any]", sigma: float, truncate: float = 3.0, **options) -> "npt.NDArray[Any]":
+def gaussian(a: npt.NDArray[Any], sigma: float, truncate: float = 3.0, **options) -> npt.NDArray[Any]:
     """Gaussian blur of standard deviation `sigma` pixels, as scipy.ndimage.gaussian_filter(a, sigma,
     truncate=truncate) on each channel (radius int(truncate * sigma + 0.5), at least 1; the taps of
     cv2.getGaussianKernel). The spec 'gaussian:sigma=S,radius=R'. sigma from 0.1 to 680, one for both axes.
@@ -41,7 +41,7 @@ def gaussian(a: "npt.NDArray[Any]", sigma: float, truncate: float = 3.0, **optio
     return _filter(a, f"gaussian:sigma={sigma!r},radius={radius}", **options)
 
 
-def box(a: "npt.NDArray[Any]", radius: int, **options) -> "npt.NDArray[Any]":
+def box(a: npt.NDArray[Any], radius: int, **options) -> npt.NDArray[Any]:
     """Mean over a (2*radius+1)-pixel square window, as scipy.ndimage.uniform_filter(a, size=2*radius+1) and
     cv2.blur. The spec 'box:radius=R'; radius from 1 to 2047."""
     if isinstance(radius, bool) or not isinstance(radius, numbers.Integral):
@@ -49,8 +49,8 @@ def box(a: "npt.NDArray[Any]", radius: int, **options) -> "npt.NDArray[Any]":
     return _filter(a, f"box:radius={int(radius)}", **options)
 
 
-def unsharp(a: "npt.NDArray[Any]", sigma: float = 1.5, amount: float = 1.0, truncate: float = 3.0,
-            **options) -> "npt.NDArray[Any]":
+def unsharp(a: npt.NDArray[Any], sigma: float = 1.5, amount: float = 1.0, truncate: float = 3.0,
+            **options) -> npt.NDArray[Any]:
     """Unsharp mask: (1 + amount) * a - amount * gaussian(a, sigma), as skimage.filters.unsharp_mask(a,
     radius=sigma, amount=amount) without its rescaling. The spec 'unsharp:sigma=S,amount=A,radius=R'
     (radius as gaussian's); amount from 0 to 10."""
@@ -59,7 +59,7 @@ def unsharp(a: "npt.NDArray[Any]", sigma: float = 1.5, amount: float = 1.0, trun
     return _filter(a, f"unsharp:sigma={sigma!r},amount={_number('amount', amount)!r},radius={radius}", **options)
 
 
-def sobel(a: "npt.NDArray[Any]", axis: Optional[int] = -1, **options) -> "npt.NDArray[Any]":
+def sobel(a: npt.NDArray[Any], axis: Optional[int] = -1, **options) -> npt.NDArray[Any]:
     """Sobel derivative along image axis `axis`, as scipy.ndimage.sobel(a, axis) on a 2-D image: axis 1 or
     -1 across the columns (x, the default), 0 down the rows (y); None the gradient magnitude
     sqrt(gx^2 + gy^2). The axis counts the image's two axes only, also for H x W x C arrays. The spec
@@ -70,14 +70,14 @@ def sobel(a: "npt.NDArray[Any]", axis: Optional[int] = -1, **options) -> "npt.ND
     return _filter(a, f"sobel:dir={names[axis]}", **options)
 
 
-def correlate(a: "npt.NDArray[Any]", kernel: Any, normalize: bool = False, **options) -> "npt.NDArray[Any]":
+def correlate(a: npt.NDArray[Any], kernel: Any, normalize: bool = False, **options) -> npt.NDArray[Any]:
     """Correlation with `kernel` (anchor at its centre), as scipy.ndimage.correlate(a, kernel) and
     cv2.filter2D(a, -1, kernel): filter(a, kernel=kernel). 2-D kernel, 1-D (along the rows, then the
     columns) or a (row, column) pair; float32 or float64 taps (rounded to float32)."""
     return _filter(a, kernel=kernel, normalize=normalize, **options)
 
 
-def convolve(a: "npt.NDArray[Any]", kernel: Any, normalize: bool = False, **options) -> "npt.NDArray[Any]":
+def convolve(a: npt.NDArray[Any], kernel: Any, normalize: bool = False, **options) -> npt.NDArray[Any]:
     """Convolution with `kernel`, as scipy.ndimage.convolve(a, kernel): correlation with the kernel
     reversed on both axes (for odd sizes the same result as scipy's; an even side's anchor is at
     size // 2 of the reversed kernel). 2-D kernel, 1-D (along the rows, then the columns) or a (row,
