@@ -215,8 +215,8 @@ typedef struct tf_batch_progress {
   double megapixels_done, elapsed_s;
 } tf_batch_progress;
 /* Called from the batch's threads, one call at a time, after each file and on a steady tick while files
- * are worked on; counts never go back. A non-zero return stops the
- * batch taking new files (the files in flight are finished, the rest counted as cancelled). */
+ * are worked on; counts never go back. A non-zero return stops the batch taking new files (the files in
+ * flight are finished; the result counts what was done). */
 typedef int (*tf_progress_fn)(const tf_batch_progress* progress, void* user);
 /* tf_batch with `progress(..., user)` as it goes. */
 TF_C_API tf_status tf_batch_with_progress(const tf_chain* chain, const char* input_dir, const char* output_dir,
