@@ -172,7 +172,8 @@ def write(path: Path, a: npt.NDArray[Any], *, metadata_from: Optional[Path] = No
     """Encodes array `a` into `path` (format from the extension; temporary file + rename).
 
     metadata_from: a file whose EXIF, ICC profile and XMP are copied (WebP keeps none: a TileFilterWarning).
-    quality: JPEG and WebP, 1-100 (default 95; other formats warn). compression: TIFF "deflate:9", "zstd",
+    quality: JPEG and WebP, 1-100 (default: a JPEG metadata_from's quality and chroma subsampling, estimated
+    from its tables, else 92; other formats warn). compression: TIFF "deflate:9", "zstd",
     "lzw", "none", ...; PNG a zlib level "0".."9" or "deflate:N"; JPEG and WebP refuse it (they take quality)."""
     _host_module().write(path, a, metadata_from, quality, compression)
 
