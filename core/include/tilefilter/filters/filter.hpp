@@ -56,9 +56,9 @@ enum class Combine { Single, Magnitude, Sum };
 
 struct Stage {
   std::string name;                // the spec it came from, e.g. "gaussian:sigma=2"
-  std::string kernel_file;         // custom: the kernel file it was read from
   std::vector<Convolution> convs;  // 1, or 2 for Magnitude
   Combine combine = Combine::Single;
+  std::string kernel_file;  // custom: the kernel file it was read from
   Halo halo() const;  // union of the convolutions' footprints
 };
 
