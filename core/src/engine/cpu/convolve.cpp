@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/engine/tiling.hpp"
@@ -216,10 +217,6 @@ void to_float(const std::uint8_t* s, float* d, std::size_t n) {
 void to_float(const std::uint16_t* s, float* d, std::size_t n) { u16_to_float(s, d, n); }
 void to_float(const float* s, float* d, std::size_t n) { std::memcpy(d, s, n * sizeof(float)); }
 
-Rect shrink(const Rect& r, const Halo& h) {
-  return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
-}
-
 // One padded row: the in-image span converted in bulk, the border columns through the map.
 template <class T>
 void load_row(const T* src, const std::vector<int>& xmap, int x_lo, int x_hi, int channels, float fill, float* out) {
@@ -304,15 +301,6 @@ std::string simd_target() {
   return name ? name : "scalar";
 }
 void set_simd_enabled(bool enabled) { simd_enabled.store(enabled, std::memory_order_relaxed); }
-
-float quantized_border_value(const Border& border, PixelType type) {
-  switch (type) {
-    case PixelType::U8: return std::min(std::max(std::rint(border.value), 0.0f), 255.0f);
-    case PixelType::U16: return std::min(std::max(std::rint(border.value), 0.0f), 65535.0f);
-    case PixelType::F32: return border.value;
-  }
-  return border.value;
-}
 
 void load_padded(const ImageView& src, const Rect& rect, const Border& border, Plane& out) {
   const int C = src.format.channels;
@@ -420,24 +408,6 @@ void quantize_store_row(float* p, std::size_t n, const ImageView& dst, int y, st
 }
 
 }  // namespace
-
-bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode) {
-  if (chain.size() <= 1 || mode == BorderMode::Constant) return true;
-  auto axis_fits = [mode](int lo, int len, int n) {
-    for (int p = lo; p < lo + len; ++p) {
-      if (p >= 0 && p < n) continue;
-      const int m = border_index(p, n, mode);
-      if (m >= 0 && (m < lo || m >= lo + len)) return false;
-    }
-    return true;
-  };
-  Rect r = tile.in;
-  for (std::size_t s = 0; s + 1 < chain.size(); ++s) {
-    r = shrink(r, chain[s].halo());
-    if (!axis_fits(r.x, r.width, image_width) || !axis_fits(r.y, r.height, image_height)) return false;
-  }
-  return true;
-}
 
 namespace {
 
