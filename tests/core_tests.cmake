@@ -1,7 +1,7 @@
 # CPU suites: run everywhere, CI included.
 tf_add_suite(tf_core_tests
   SOURCES core/test_border_tiling.cpp core/test_filters.cpp core/test_equivalence.cpp core/test_codec.cpp core/test_cli.cpp
-          core/test_startup.cpp
+          core/test_startup.cpp core/test_front_end_rules.cpp
   LABELS core)
 target_include_directories(tf_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)  # io/codec_opencv.hpp
 # The I/O layer: each format's reader and writer, and streaming apply.

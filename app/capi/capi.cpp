@@ -5,8 +5,7 @@
 
 #include <dlfcn.h>
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -23,6 +22,7 @@
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/cuda_device_image.hpp"
 #include "tilefilter/engine/device.hpp"
+#include "tilefilter/engine/job_settings.hpp"
 #include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/filter.hpp"
@@ -67,6 +67,7 @@ tf_status status_of(ErrorKind kind) {
     case ErrorKind::Device: return TF_ERR_DEVICE;
     case ErrorKind::Cancelled: return TF_ERR_CANCELLED;
     case ErrorKind::Internal: return TF_ERR_INTERNAL;
+    case ErrorKind::NoGpuBackend: return TF_ERR_NO_GPU_BACKEND;
   }
   return TF_ERR_INTERNAL;
 }
@@ -79,7 +80,6 @@ template <class F> tf_status guarded(F&& f) noexcept {
     return TF_OK;
   } catch (const Error& e) {
     t_error = e.what();
-    if (t_error == "this build has no GPU backend") return TF_ERR_NO_GPU_BACKEND;
     return status_of(e.kind());
   } catch (const std::bad_alloc&) {
     t_error = "out of memory";
@@ -138,27 +138,19 @@ void check_pair(const ImageView& src, const ImageView& dst) {
 
 // ---- Options and devices ----
 
-Border border_of(const tf_chain& chain, const char* name, double value) {
-  if (!name) return chain.border;
-  auto mode = parse_border_mode(name);
-  if (!mode)
-    throw Error(ErrorKind::InvalidArgument, fmt::format("--border '{}': use one of {}", name, border_mode_names()));
-  return {*mode, static_cast<float>(value)};
+JobSettings settings_of(const tf_options* o) {
+  JobSettings s;
+  if (!o) return s;
+  require(o->struct_size >= sizeof(tf_options), "tf_options: call tf_options_init first");
+  if (o->border) s.border = o->border;
+  s.border_value = o->border_value;
+  s.tile = {o->tile_width, o->tile_height};
+  if (o->streams != 0) s.streams = o->streams;  // 0 = automatic
+  s.exact = o->exact != 0;
+  return s;
 }
 
-JobOptions job_of(const tf_chain& chain, const tf_options* o) {
-  JobOptions job;
-  job.border = chain.border;
-  if (!o) return job;
-  require(o->struct_size >= sizeof(tf_options), "tf_options: call tf_options_init first");
-  job.border = border_of(chain, o->border, o->border_value);
-  require(o->tile_width >= 0 && o->tile_height >= 0, "--tile: sizes must be positive");
-  job.schedule.tile = {o->tile_width, o->tile_height};
-  require(o->streams >= 0 && o->streams <= 64, "--streams must be between 1 and 64");
-  job.schedule.streams_per_device = o->streams;
-  job.exact = o->exact != 0;
-  return job;
-}
+JobOptions job_of(const tf_chain& chain, const tf_options* o) { return make_job_options(settings_of(o), chain.border); }
 
 // Devices are made once per selection and reused: a job on GPUs takes that selection's lock (a
 // device runs one job at a time); CPU workers are lent out, one set per concurrent job.
@@ -377,39 +369,17 @@ tf_status tf_filter(const tf_chain* chain, const tf_image* src, const tf_image* 
   });
 }
 
-// "all" spreads a device image over every GPU only where the chain's work outweighs the copies between
-// them (each band is read from and written back to the caller's GPU): on two H100s (2026-11-26) an
-// 8192² RGBA8 image took 0.54 ms on one GPU and 1.08 split at σ 1.5 (22 multiply-adds a sample),
-// 1.13 / 1.36 at σ 5 (62), 1.89 / 1.77 for a box of radius 20 (82), 4.55 / 3.13 at σ 15 (182).
-static bool worth_splitting(const Chain& chain, const Format& format) {
-  constexpr long long kFmasPerSampleByte = 80;
-  return chain_fmas_per_pixel(chain) >= kFmasPerSampleByte * static_cast<long long>(bytes_per_sample(format.type));
-}
-
 tf_status tf_filter_device(const tf_chain* chain, const tf_image* src, const tf_image* dst, int device, void* stream,
-                           const char* border, double border_value, const char* split_devices) {
+                           const tf_options* options) {
   return guarded([&] {
     require(chain != nullptr, "no chain given");
     const ImageView s = view_of(src, "input"), d = view_of(dst, "output");
     check_pair(s, d);
-    std::vector<int> split;
-    const std::string spec = split_devices ? split_devices : "";
-    if (spec == "all") {
-      if (worth_splitting(chain->chain, s.format)) split = cuda::device_ordinals();
-    } else if (!spec.empty()) {
-      std::size_t at = 0;
-      while (at <= spec.size()) {
-        const std::size_t comma = std::min(spec.find(',', at), spec.size());
-        const std::string item = spec.substr(at, comma - at);
-        char* end = nullptr;
-        const long v = std::strtol(item.c_str(), &end, 10);
-        require(!item.empty() && !*end && v >= 0 && v < 1024,
-                fmt::format("--devices '{}': expected all or GPU ordinals like 0,1", spec));
-        split.push_back(static_cast<int>(v));
-        at = comma + 1;
-      }
-    }
-    cuda::filter_device_image(s, d, chain->chain, border_of(*chain, border, border_value), device, stream, split);
+    const JobOptions job = job_of(*chain, options);
+    const std::vector<int> gpus =
+        device_image_gpus(parse_device_spec(devices_of(options)), chain->chain, s.format,
+                          static_cast<long long>(s.width) * s.height, [] { return cuda::device_ordinals(); });
+    cuda::filter_device_image(s, d, chain->chain, job.border, device, stream, gpus);
   });
 }
 
