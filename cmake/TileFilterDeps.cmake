@@ -224,3 +224,14 @@ if(TF_WITH_MPI)
     find_program(TF_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
   endif()
 endif()
+
+# tf_use_optional(TARGET NAME [LIBS...]): where the optional dependency NAME was found (TF_HAVE_NAME),
+# TARGET's sources see TF_HAVE_NAME and TARGET links LIBS (privately).
+function(tf_use_optional target name)
+  if(TF_HAVE_${name})
+    target_compile_definitions(${target} PRIVATE TF_HAVE_${name})
+    if(ARGN)
+      target_link_libraries(${target} PRIVATE ${ARGN})
+    endif()
+  endif()
+endfunction()

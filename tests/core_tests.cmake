@@ -1,7 +1,7 @@
 # CPU suites: run everywhere, CI included.
 tf_add_suite(tf_core_tests
   SOURCES core/test_border_tiling.cpp core/test_filters.cpp core/test_equivalence.cpp core/test_codec.cpp core/test_cli.cpp
-          core/test_startup.cpp
+          core/test_startup.cpp core/test_front_end_rules.cpp
   LABELS core)
 target_include_directories(tf_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)  # io/codec_opencv.hpp
 # The I/O layer: each format's reader and writer, and streaming apply.
@@ -10,23 +10,12 @@ tf_add_suite(tf_io_tests
           core/test_jpeg_coding.cpp
   LABELS core io)
 target_include_directories(tf_io_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)
-foreach(lib LIBTIFF LIBPNG LIBJPEG LIBEXIF ZSTD TURBOJPEG)
-  if(TF_HAVE_${lib})
-    target_compile_definitions(tf_io_tests PRIVATE TF_HAVE_${lib})
-  endif()
-endforeach()
-if(TF_HAVE_LIBTIFF)
-  target_link_libraries(tf_io_tests PRIVATE TIFF::TIFF)
-endif()
-if(TF_HAVE_LIBPNG)
-  target_link_libraries(tf_io_tests PRIVATE PNG::PNG)
-endif()
-if(TF_HAVE_LIBJPEG)
-  target_link_libraries(tf_io_tests PRIVATE JPEG::JPEG)
-endif()
-if(TF_HAVE_TURBOJPEG)
-  target_link_libraries(tf_io_tests PRIVATE TF::TurboJPEG)
-endif()
+tf_use_optional(tf_io_tests LIBTIFF TIFF::TIFF)
+tf_use_optional(tf_io_tests LIBPNG PNG::PNG)
+tf_use_optional(tf_io_tests LIBJPEG JPEG::JPEG)
+tf_use_optional(tf_io_tests LIBEXIF)
+tf_use_optional(tf_io_tests ZSTD)
+tf_use_optional(tf_io_tests TURBOJPEG TF::TurboJPEG)
 
 # The TIFF variants (and PNG/JPEG oddities) other tools write, each read, written or refused as
 # docs/formats.md says: made afresh by vips, ImageMagick, libtiff's tools, OpenCV and exiftool where they
@@ -37,11 +26,8 @@ if(TF_HAVE_LIBTIFF)
   set_tests_properties(Io.TiffVariants PROPERTIES LABELS "core;io" SKIP_RETURN_CODE 77 TIMEOUT 180)
 endif()
 
-if(TF_HAVE_TURBOJPEG)
-  # test_codec.cpp writes a CMYK JPEG through TurboJPEG itself (nothing else makes one).
-  target_compile_definitions(tf_core_tests PRIVATE TF_HAVE_TURBOJPEG)
-  target_link_libraries(tf_core_tests PRIVATE TF::TurboJPEG)
-endif()
+# test_codec.cpp writes a CMYK JPEG through TurboJPEG itself (nothing else makes one).
+tf_use_optional(tf_core_tests TURBOJPEG TF::TurboJPEG)
 tf_add_suite(tf_reference_tests SOURCES core/test_naive_reference.cpp core/test_large_kernels.cpp core/test_cpu_simd.cpp
   LABELS core reference)  # = naive reference, bitwise; vector loops = scalar loops, bitwise
 if(TF_HAVE_HWY)

@@ -18,10 +18,6 @@ using namespace tf::capi;
 
 thread_local std::vector<double> t_taps;  // tf_chain_stage's taps, until the thread's next call
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(ErrorKind::InvalidArgument, message);
-}
-
 std::vector<float> floats(const double* taps, int count) {
   std::vector<float> out(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out[i] = static_cast<float>(taps[i]);

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -140,216 +141,253 @@ Chain workload_chain(const std::string& spec) {
   return parse_chain(parts);
 }
 
-void run_bench(const BenchArgs& a) {
-  const auto [w, h] = parse_size(a.size, "--size");
-  const Format format = parse_format(a.format);
-  if (a.mode != "all" && a.mode != "resident" && a.mode != "host")
-    throw Error(ErrorKind::InvalidArgument, fmt::format("--mode '{}': use all|resident|host", a.mode));
-  const bool pageable = a.host_memory == "pageable";
-  JobFlags flags = a.job;
-  flags.filters = {"identity"};
-  JobOptions options = job_options(flags);
+// One run of `tilefilter bench`, step by step: the plan (workloads, devices, the source image), the
+// PCIe ceiling, each workload device-resident and host-resident, the CPU reference, the files.
+class Bench {
+ public:
+  explicit Bench(const BenchArgs& a) : a_(a) {
+    std::tie(w_, h_) = parse_size(a.size, "--size");
+    format_ = parse_format(a.format);
+    if (a.mode != "all" && a.mode != "resident" && a.mode != "host")
+      throw Error(ErrorKind::InvalidArgument, fmt::format("--mode '{}': use all|resident|host", a.mode));
+    pageable_ = a.host_memory == "pageable";
+    JobFlags flags = a.job;
+    flags.filters = {"identity"};
+    options_ = job_options(flags);
+    if (a.filters.empty()) workloads_ = default_workloads();
+    for (const auto& f : a.filters) workloads_.push_back({f, f});
+    for (const auto& wl : workloads_) chains_.push_back(workload_chain(wl.spec));  // validate before any work
+    const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
+    if (!sel.note.empty()) fmt::print(stderr, "note: {}\n", sel.note);
+    devices_ = sel.devices;
+    for (const auto& d : devices_)
+      if (d->info().kind == DeviceKind::Cuda) ordinals_.push_back(d->info().ordinal);
+    resident_ = a.mode != "host" && !ordinals_.empty();
+    host_ = a.mode != "resident";
+    resident_repeats_ = a.repeats > 0 ? a.repeats : 20;
+    host_repeats_ = a.repeats > 0 ? a.repeats : 5;
+  }
 
-  std::vector<Workload> workloads;
-  if (a.filters.empty()) workloads = default_workloads();
-  for (const auto& f : a.filters) workloads.push_back({f, f});
-  std::vector<Chain> chains;
-  for (const auto& wl : workloads) chains.push_back(workload_chain(wl.spec));  // validate before any work
+  void run() {
+    print_header();
+    make_source();
+    if (a_.pcie && !ordinals_.empty()) measure_copy_ceiling();
+    shares_ = host_ && !both_gbs_.empty() && ordinals_.size() == devices_.size();
+    fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}{}\n", "workload", "mode", "devs", "median ms",
+               "spread (min-max) ms", "Gpix/s", "vs 1", shares_ ? (pageable_ ? "  of staging" : "  of copies") : "");
+    for (std::size_t i = 0; i < workloads_.size(); ++i) {
+      if (resident_) run_resident(workloads_[i], chains_[i]);
+      if (host_) run_host(workloads_[i], chains_[i]);
+    }
+    if (a_.cpu_reference) run_cpu_reference();
+    if (!a_.json.empty()) write_json();
+    if (!a_.timeline.empty()) write_timeline();
+  }
 
-  const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
-  if (!sel.note.empty()) fmt::print(stderr, "note: {}\n", sel.note);
-  std::vector<int> ordinals;
-  std::vector<DevicePtr> devices = sel.devices;
-  for (const auto& d : devices)
-    if (d->info().kind == DeviceKind::Cuda) ordinals.push_back(d->info().ordinal);
-
-  std::string device_list;
-  for (const auto& d : devices)
-    device_list += fmt::format("{}{} ({})", device_list.empty() ? "" : ", ", d->info().id, d->info().name);
-  fmt::print("tilefilter bench, {}: {}x{} {}, border {}, {}\n", today(), w, h, to_string(format),
-             to_string(options.border.mode), cuda::runtime_description());
-  fmt::print("devices: {}\n", device_list);
-  const bool resident = a.mode != "host" && !ordinals.empty();
-  const bool host = a.mode != "resident";
-  const int resident_repeats = a.repeats > 0 ? a.repeats : 20;
-  const int host_repeats = a.repeats > 0 ? a.repeats : 5;
-  if (resident)
-    fmt::print(
-        "resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 warm-ups\n",
-        resident_repeats);
-  if (host)
-    fmt::print(
-        "host     = {} host image -> upload -> kernels -> download -> {} host image, all tiles, wall clock,\n"
-        "           median of {} after 1 warm-up\n",
-        a.host_memory, a.host_memory, host_repeats);
+ private:
+  void print_header() const {
+    std::string device_list;
+    for (const auto& d : devices_)
+      device_list += fmt::format("{}{} ({})", device_list.empty() ? "" : ", ", d->info().id, d->info().name);
+    fmt::print("tilefilter bench, {}: {}x{} {}, border {}, {}\n", today(), w_, h_, to_string(format_),
+               to_string(options_.border.mode), cuda::runtime_description());
+    fmt::print("devices: {}\n", device_list);
+    if (resident_)
+      fmt::print(
+          "resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 "
+          "warm-ups\n",
+          resident_repeats_);
+    if (host_)
+      fmt::print(
+          "host     = {} host image -> upload -> kernels -> download -> {} host image, all tiles, wall clock,\n"
+          "           median of {} after 1 warm-up\n",
+          a_.host_memory, a_.host_memory, host_repeats_);
+  }
 
   // The source: the project's photo-like test image, in pinned memory when there is a GPU, unless
   // --host-memory pageable asks for what a decoded image usually is (the lanes then stage its rows
   // through their own pinned buffers).
-  const PixelAllocator* pinned = pageable ? nullptr : cuda::pinned_allocator();
-  const Image generated = make_test_image(w, h, format, 7, Pattern::Photo);
-  Image src = generated;
-  if (pinned) {
-    src = Image(w, h, format, *pinned);
-    for (int y = 0; y < h; ++y) std::memcpy(src.view().row(y), generated.view().row(y), src.view().row_bytes());
+  void make_source() {
+    pinned_ = pageable_ ? nullptr : cuda::pinned_allocator();
+    const Image generated = make_test_image(w_, h_, format_, 7, Pattern::Photo);
+    src_ = generated;
+    if (pinned_) {
+      src_ = Image(w_, h_, format_, *pinned_);
+      for (int y = 0; y < h_; ++y) std::memcpy(src_.view().row(y), generated.view().row(y), src_.view().row_bytes());
+    }
   }
 
-  std::vector<Row> rows;
-  std::vector<std::string> speedup_json, cpu_json, pcie_json;
-  std::string staging_json = "null";  // --pcie: the host's pageable <-> pinned staging rate
-  std::vector<double> both_gbs;       // --pcie: both directions at once on 1..N GPUs
-  double staging_gbs = 0;
-  std::vector<std::string> timeline_rows;  // --timeline: every stage of each host-resident median run
-  if (a.pcie && !ordinals.empty()) {
+  // --pcie: pinned copies on 1..N GPUs, and the host's pageable <-> pinned staging (host-wide: once).
+  void measure_copy_ceiling() {
     fmt::print("\nPCIe, pinned memory, 256 MiB per GPU, all GPUs at once (GB/s):\n");
-    for (std::size_t n = 1; n <= ordinals.size(); ++n) {
-      const auto b = cuda::measure_pcie({ordinals.begin(), ordinals.begin() + n});
+    for (std::size_t n = 1; n <= ordinals_.size(); ++n) {
+      const auto b = cuda::measure_pcie({ordinals_.begin(), ordinals_.begin() + n});
       fmt::print(
           "  {} GPU(s): host->device {:6.1f}   device->host {:6.1f}   both directions at once {:6.1f} (in 8 MiB "
           "copies {:6.1f})\n",
           n, b.h2d, b.d2h, b.both, b.both_8mib);
-      pcie_json.push_back(fmt::format(
+      pcie_json_.push_back(fmt::format(
           "{{\"gpus\": {}, \"h2d_gbs\": {:.4g}, \"d2h_gbs\": {:.4g}, \"both_gbs\": {:.4g}, \"both_8mib_gbs\": {:.4g}}}",
           n, b.h2d, b.d2h, b.both, b.both_8mib));
-      both_gbs.push_back(b.both);
+      both_gbs_.push_back(b.both);
     }
-    // Host-wide, whatever the GPUs: measured once.
     const auto staging = cuda::measure_host_staging();
     fmt::print("  host memory, pageable <-> pinned staging on {} threads, both ways at once: {:6.1f} each way\n",
                staging.threads, staging.gbs);
-    staging_json = fmt::format("{{\"gbs\": {:.4g}, \"threads\": {}}}", staging.gbs, staging.threads);
-    staging_gbs = staging.gbs;
+    staging_json_ = fmt::format("{{\"gbs\": {:.4g}, \"threads\": {}}}", staging.gbs, staging.threads);
+    staging_gbs_ = staging.gbs;
   }
-  // A host-resident job on GPUs only moves the image in and out; its share of the copy ceiling above.
-  const bool shares = host && !both_gbs.empty() && ordinals.size() == devices.size();
-  const double image_gb = static_cast<double>(w) * h * format.pixel_bytes() / 1e9;
-  auto copy_share = [&](int device_count, double median_s) {
-    if (!shares || device_count < 1 || device_count > static_cast<int>(both_gbs.size()) || median_s <= 0 ||
-        (pageable && staging_gbs <= 0))
+
+  // A host-resident job on GPUs only moves the image in and out; its share of the copy ceiling.
+  double copy_share(int device_count, double median_s) const {
+    if (!shares_ || device_count < 1 || device_count > static_cast<int>(both_gbs_.size()) || median_s <= 0 ||
+        (pageable_ && staging_gbs_ <= 0))
       return 0.0;
-    return pageable ? image_gb / median_s / staging_gbs : 2 * image_gb / median_s / both_gbs[device_count - 1];
-  };
-  fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}{}\n", "workload", "mode", "devs", "median ms",
-             "spread (min-max) ms", "Gpix/s", "vs 1", shares ? (pageable ? "  of staging" : "  of copies") : "");
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    const Workload& wl = workloads[i];
-    const Chain& chain = chains[i];
-    if (resident) {
-      double base = 0;
-      for (std::size_t n = 1; n <= ordinals.size(); ++n) {
-        const auto t = cuda::bench_device_resident(src.view(), chain, options.border,
-                                                   {ordinals.begin(), ordinals.begin() + n}, resident_repeats);
-        Row r{wl.label,   wl.spec, "resident", static_cast<int>(n), t.devices,
-              t.median_s, t.min_s, t.max_s,    t.gigapixels_per_s,  1};
-        if (n == 1) base = t.median_s;
-        r.speedup = base / t.median_s;
-        print_row(r);
-        if (a.verbose)
-          for (const auto& launch : t.launches) fmt::print("  launch {}\n", launch);
-        rows.push_back(r);
-      }
-    }
-    if (host) {
-      const SpeedupResult sp = measure_speedup(src, chain, devices, options, host_repeats, {}, nullptr, pinned);
-      for (const auto& p : sp.points) {
-        Row r{wl.label,       wl.spec,   "host",
-              p.device_count, p.devices, p.median_s,
-              p.min_s,        p.max_s,   static_cast<double>(w) * h / p.median_s / 1e9,
-              p.speedup};
-        r.copy_share = copy_share(p.device_count, p.median_s);
-        print_row(r);
-        rows.push_back(r);
-      }
-      if (!a.timeline.empty())
-        for (const auto& p : sp.points)
-          for (const auto& rec : p.records)
-            timeline_rows.push_back(fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{}", csv_field(wl.spec),
-                                                p.device_count, rec.device, rec.lane, to_string(rec.stage), rec.tile,
-                                                rec.t0 * 1e3, rec.t1 * 1e3, rec.bytes));
-      if (a.speedup) {
-        std::string points;
-        fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n",
-                   wl.label);
-        for (const auto& p : sp.points) {
-          fmt::print("    {} device(s): {:.2f}x of {:.0f}x ({:.0f}%)\n", p.device_count, p.speedup, p.ideal,
-                     100 * p.speedup / p.ideal);
-          std::string split;
-          for (const auto& d : p.split) {
-            fmt::print(
-                "      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms;"
-                " first stage at {:.3f}, last ends {:.3f} before the end)\n",
-                d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3, d.busy_s * 1e3,
-                (d.busy_s + d.idle_s) * 1e3, d.first_s * 1e3, d.tail_s * 1e3);
-            split += fmt::format(
-                "{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
-                "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}, \"first_s\": {:.6g}, \"tail_s\": {:.6g}}}",
-                split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s, d.download_s,
-                d.compute_s, d.idle_s, d.busy_s, d.first_s, d.tail_s);
-          }
-          points += fmt::format(
-              "{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",
-              points.empty() ? "" : ", ", p.device_count, p.median_s, p.speedup, p.ideal, split);
-        }
-        fmt::print("    bound: {} - {}\n", sp.bound, sp.explanation);
-        speedup_json.push_back(fmt::format("{{\"workload\": {}, \"bound\": {}, \"explanation\": {}, \"points\": [{}]}}",
-                                           json_string(wl.label), json_string(sp.bound), json_string(sp.explanation),
-                                           points));
-      }
+    const double image_gb = static_cast<double>(w_) * h_ * format_.pixel_bytes() / 1e9;
+    return pageable_ ? image_gb / median_s / staging_gbs_ : 2 * image_gb / median_s / both_gbs_[device_count - 1];
+  }
+
+  void run_resident(const Workload& wl, const Chain& chain) {
+    double base = 0;
+    for (std::size_t n = 1; n <= ordinals_.size(); ++n) {
+      const auto t = cuda::bench_device_resident(src_.view(), chain, options_.border,
+                                                 {ordinals_.begin(), ordinals_.begin() + n}, resident_repeats_);
+      Row r{wl.label,   wl.spec, "resident", static_cast<int>(n), t.devices,
+            t.median_s, t.min_s, t.max_s,    t.gigapixels_per_s,  1};
+      if (n == 1) base = t.median_s;
+      r.speedup = base / t.median_s;
+      print_row(r);
+      if (a_.verbose)
+        for (const auto& launch : t.launches) fmt::print("  launch {}\n", launch);
+      rows_.push_back(r);
     }
   }
 
-  if (a.cpu_reference) {
-    // The CPU backend on one core: the gold reference's own speed, on a smaller image.
-    const auto [cw, ch] = parse_size(a.cpu_size, "--cpu-size");
-    const Image csrc = make_test_image(cw, ch, format, 7, Pattern::Photo);
+  void run_host(const Workload& wl, const Chain& chain) {
+    const SpeedupResult sp = measure_speedup(src_, chain, devices_, options_, host_repeats_, {}, nullptr, pinned_);
+    for (const auto& p : sp.points) {
+      Row r{wl.label,       wl.spec,   "host",
+            p.device_count, p.devices, p.median_s,
+            p.min_s,        p.max_s,   static_cast<double>(w_) * h_ / p.median_s / 1e9,
+            p.speedup};
+      r.copy_share = copy_share(p.device_count, p.median_s);
+      print_row(r);
+      rows_.push_back(r);
+    }
+    if (!a_.timeline.empty())
+      for (const auto& p : sp.points)
+        for (const auto& rec : p.records)
+          timeline_rows_.push_back(fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{}", csv_field(wl.spec), p.device_count,
+                                               rec.device, rec.lane, to_string(rec.stage), rec.tile, rec.t0 * 1e3,
+                                               rec.t1 * 1e3, rec.bytes));
+    if (a_.speedup) print_speedup(wl, sp);
+  }
+
+  // --speedup: per device count, the speedup against the ideal and each device's split of its time.
+  void print_speedup(const Workload& wl, const SpeedupResult& sp) {
+    std::string points;
+    fmt::print("  speedup ({}): devices, speedup vs ideal, then per device: upload / kernel / download / idle ms\n",
+               wl.label);
+    for (const auto& p : sp.points) {
+      fmt::print("    {} device(s): {:.2f}x of {:.0f}x ({:.0f}%)\n", p.device_count, p.speedup, p.ideal,
+                 100 * p.speedup / p.ideal);
+      std::string split;
+      for (const auto& d : p.split) {
+        fmt::print(
+            "      {:<8} {:>4} tiles  up {:>8.2f}  kernel {:>8.2f}  down {:>8.2f}  idle {:>8.2f}  (busy {:.2f} of {:.2f} ms;"
+            " first stage at {:.3f}, last ends {:.3f} before the end)\n",
+            d.name, d.tiles, d.upload_s * 1e3, d.kernel_s * 1e3, d.download_s * 1e3, d.idle_s * 1e3, d.busy_s * 1e3,
+            (d.busy_s + d.idle_s) * 1e3, d.first_s * 1e3, d.tail_s * 1e3);
+        split += fmt::format(
+            "{}{{\"device\": {}, \"tiles\": {}, \"upload_s\": {:.6g}, \"kernel_s\": {:.6g}, \"download_s\": {:.6g}, "
+            "\"compute_s\": {:.6g}, \"idle_s\": {:.6g}, \"busy_s\": {:.6g}, \"first_s\": {:.6g}, \"tail_s\": {:.6g}}}",
+            split.empty() ? "" : ", ", json_string(d.name), d.tiles, d.upload_s, d.kernel_s, d.download_s, d.compute_s,
+            d.idle_s, d.busy_s, d.first_s, d.tail_s);
+      }
+      points += fmt::format(
+          "{}{{\"devices\": {}, \"median_s\": {:.9g}, \"speedup\": {:.4g}, \"ideal\": {}, \"split\": [{}]}}",
+          points.empty() ? "" : ", ", p.device_count, p.median_s, p.speedup, p.ideal, split);
+    }
+    fmt::print("    bound: {} - {}\n", sp.bound, sp.explanation);
+    speedup_json_.push_back(fmt::format("{{\"workload\": {}, \"bound\": {}, \"explanation\": {}, \"points\": [{}]}}",
+                                        json_string(wl.label), json_string(sp.bound), json_string(sp.explanation),
+                                        points));
+  }
+
+  // The CPU backend on one core: the gold reference's own speed, on a smaller image.
+  void run_cpu_reference() {
+    const auto [cw, ch] = parse_size(a_.cpu_size, "--cpu-size");
+    const Image csrc = make_test_image(cw, ch, format_, 7, Pattern::Photo);
     const auto cpu1 = select_devices("cpu:1").devices;
     fmt::print("\nCPU reference backend, one worker thread, {}x{} (--cpu-size), median of 3 after 1 warm-up:\n", cw,
                ch);
-    for (std::size_t i = 0; i < workloads.size(); ++i) {
+    for (std::size_t i = 0; i < workloads_.size(); ++i) {
       std::vector<double> t;
       for (int r = 0; r < 4; ++r) {
         JobReport rep;
-        filter_image(csrc, chains[i], cpu1, options, &rep);
+        filter_image(csrc, chains_[i], cpu1, options_, &rep);
         if (r > 0) t.push_back(rep.wall_s);
       }
       std::sort(t.begin(), t.end());
       const double mpix = static_cast<double>(cw) * ch / t[1] / 1e6;
-      fmt::print("  {:<22} {:>10.1f} Mpix/s  ({:.1f} ms)\n", workloads[i].label, mpix, t[1] * 1e3);
-      cpu_json.push_back(fmt::format(
+      fmt::print("  {:<22} {:>10.1f} Mpix/s  ({:.1f} ms)\n", workloads_[i].label, mpix, t[1] * 1e3);
+      cpu_json_.push_back(fmt::format(
           "{{\"workload\": {}, \"width\": {}, \"height\": {}, \"median_s\": {:.6g}, \"megapixels_per_s\": {:.6g}}}",
-          json_string(workloads[i].label), cw, ch, t[1], mpix));
+          json_string(workloads_[i].label), cw, ch, t[1], mpix));
     }
   }
 
-  if (!a.json.empty()) {
+  void write_json() const {
     std::string devs;
-    for (const auto& d : devices) {
+    for (const auto& d : devices_) {
       const auto& info = d->info();
       devs += fmt::format("{}{{\"id\": {}, \"name\": {}, \"multiprocessors\": {}, \"memory_total\": {}, \"link\": {}}}",
                           devs.empty() ? "" : ", ", json_string(info.id), json_string(info.name), info.multiprocessors,
                           info.memory_total, json_string(info.link));
     }
     std::string results;
-    for (const auto& r : rows) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
+    for (const auto& r : rows_) results += (results.empty() ? "\n    " : ",\n    ") + row_json(r);
     const std::string text = fmt::format(
         "{{\n  \"date\": {}, \"runtime\": {}, \"image\": {{\"width\": {}, \"height\": {}, \"format\": {}}}, \"border\": {}, \"host_memory\": {},\n"
         "  \"devices\": [{}],\n  \"results\": [{}\n  ],\n  \"speedup\": [{}],\n  \"cpu_reference\": [{}],\n  \"pcie\": [{}],\n  \"host_staging\": {}\n}}\n",
-        json_string(today()), json_string(cuda::runtime_description()), w, h, json_string(to_string(format)),
-        json_string(to_string(options.border.mode)), json_string(a.host_memory), devs, results,
-        fmt::format("{}", fmt::join(speedup_json, ", ")), fmt::format("{}", fmt::join(cpu_json, ", ")),
-        fmt::format("{}", fmt::join(pcie_json, ", ")), staging_json);
-    std::ofstream out(a.json);
-    if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.json));
-    fmt::print("\nwrote {}\n", a.json);
+        json_string(today()), json_string(cuda::runtime_description()), w_, h_, json_string(to_string(format_)),
+        json_string(to_string(options_.border.mode)), json_string(a_.host_memory), devs, results,
+        fmt::format("{}", fmt::join(speedup_json_, ", ")), fmt::format("{}", fmt::join(cpu_json_, ", ")),
+        fmt::format("{}", fmt::join(pcie_json_, ", ")), staging_json_);
+    std::ofstream out(a_.json);
+    if (!(out << text)) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a_.json));
+    fmt::print("\nwrote {}\n", a_.json);
   }
-  if (!a.timeline.empty()) {
-    std::ofstream out(a.timeline);
+
+  void write_timeline() const {
+    std::ofstream out(a_.timeline);
     out << "workload,devices,device,lane,stage,tile,start_ms,end_ms,bytes\n";
-    for (const auto& row : timeline_rows) out << row << '\n';
-    if (!out) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a.timeline));
-    fmt::print("wrote {} ({} stages)\n", a.timeline, timeline_rows.size());
+    for (const auto& row : timeline_rows_) out << row << '\n';
+    if (!out) throw Error(ErrorKind::Io, fmt::format("{}: cannot write", a_.timeline));
+    fmt::print("wrote {} ({} stages)\n", a_.timeline, timeline_rows_.size());
   }
-}
+
+  const BenchArgs& a_;
+  int w_ = 0, h_ = 0;
+  Format format_;
+  bool pageable_ = false, resident_ = false, host_ = false, shares_ = false;
+  int resident_repeats_ = 0, host_repeats_ = 0;
+  JobOptions options_;
+  std::vector<Workload> workloads_;
+  std::vector<Chain> chains_;
+  std::vector<DevicePtr> devices_;
+  std::vector<int> ordinals_;
+  const PixelAllocator* pinned_ = nullptr;
+  Image src_;
+  std::vector<Row> rows_;
+  std::vector<std::string> speedup_json_, cpu_json_, pcie_json_;
+  std::string staging_json_ = "null";  // --pcie: the host's pageable <-> pinned staging rate
+  std::vector<double> both_gbs_;       // --pcie: both directions at once on 1..N GPUs
+  double staging_gbs_ = 0;
+  std::vector<std::string> timeline_rows_;  // --timeline: every stage of each host-resident median run
+};
+
+void run_bench(const BenchArgs& a) { Bench(a).run(); }
 
 }  // namespace
 

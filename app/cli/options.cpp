@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "tilefilter/engine/job_settings.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/filters/preset.hpp"
 #include "tilefilter/util/error.hpp"
@@ -133,19 +134,14 @@ WriteOptions write_options(const WriteFlags& f) {
 }
 
 JobOptions job_options(const JobFlags& f) {
-  JobOptions o;
-  auto mode = parse_border_mode(f.border);
-  if (!mode)
-    throw Error(ErrorKind::InvalidArgument, fmt::format("--border '{}': use one of {}", f.border, border_mode_names()));
-  o.border = {*mode, static_cast<float>(f.border_value)};
-  if (!f.tile.empty()) {
-    const TileSize t = parse_size(f.tile, "--tile");
-    o.schedule.tile = t;
-  }
-  if (f.streams < 0 || f.streams > 64) throw Error(ErrorKind::InvalidArgument, "--streams must be between 1 and 64");
-  o.schedule.streams_per_device = f.streams;
+  JobSettings settings;
+  settings.border = f.border;
+  settings.border_value = f.border_value;
+  if (!f.tile.empty()) settings.tile = parse_size(f.tile, "--tile");
+  settings.streams = f.streams;
+  settings.exact = f.exact;
+  JobOptions o = make_job_options(settings);
   o.faults.rate = f.fault_rate;
-  o.exact = f.exact;
   return o;
 }
 

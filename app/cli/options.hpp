@@ -1,5 +1,6 @@
 // Options shared by the subcommands that run filter jobs (apply, batch, bench).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,8 @@ struct JobFlags {
   std::string border = "reflect101";
   double border_value = 0;
   std::string devices = "all";
-  std::string tile;  // "N" or "WxH"
-  int streams = 0;
+  std::string tile;            // "N" or "WxH"
+  std::optional<int> streams;  // none: the backend's choice
   std::size_t device_memory = 0;
   long long pixel_limit = Limits{}.max_pixels;
   long long stream_pixel_limit = Limits{}.max_stream_pixels;

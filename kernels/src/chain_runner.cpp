@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "conv/conv_kernels.hpp"
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -101,7 +101,7 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
                        cudaStream_t stream, const FftLane* fft, std::vector<LaunchShape>* launched, DeviceRegion into) {
   const SampleType type = sample_type(format.type);
   const std::size_t ps = format.pixel_bytes();
-  const float fill = cpu::quantized_border_value(border, format.type);
+  const float fill = quantized_border_value(border, format.type);
   const int* maps = buffers.maps.as<int>();
   DeviceRegion in = input;
   buffers.spectra_in_use.clear();

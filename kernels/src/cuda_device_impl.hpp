@@ -130,7 +130,18 @@ class CudaDevice final : public Device {
  private:
   std::size_t budget() const;
   std::size_t lane_budget(const Chain& chain) const;
+  // run_tile's steps, in order: the lane's buffers grown for the tile, its maps staged, the upload
+  // queued, the kernels, the download queued and waited for, the telemetry.
   void run_tile(const TileWork& work, Lane& l);
+  bool grow_buffers(const TileWork& work, Lane& l, const TilePlan& plan, FftPlans* fft_plans);
+  bool stage_maps(Lane& l, const TilePlan& plan, bool maps_kept) const;
+  struct TileCopy {  // one tile's copy on uploads_ or downloads_, for the telemetry
+    std::size_t copy = 0;
+    Clock::time_point queued, end;
+    std::size_t bytes = 0;
+  };
+  TileCopy upload_tile(const TileWork& work, Lane& l, const TilePlan& plan, bool maps_there, DeviceRegion& d_up);
+  TileCopy download_tile(const TileWork& work, Lane& l, const DeviceRegion& out);
 
   // Rows of a tile that another lane's upload brought: `rows` of them (none: 0) from `from`, one pitch apart, in
   // lane `lane`'s upload buffer.

@@ -51,82 +51,120 @@ void CudaDevice::process(const TileWork& work) {
 
 void CudaDevice::run_tile(const TileWork& work, Lane& l) {
   const TileJob& job = work.job;
-  const Tile& tile = work.tile;
-  Telemetry& telemetry = work.telemetry;
   const Chain& chain = *job.chain;
-  const Format format = job.src.format;
-  const std::size_t ps = format.pixel_bytes();
-  const cudaStream_t s = l.stream.get();
   std::vector<bool> on_blocks;  // FFT stages run on their fixed grid (docs/design.md, contract 2)
   for (const Stage& stage : chain) on_blocks.push_back(!job.exact && fft_stage(stage));
-  const TilePlan plan = plan_tile(chain, tile, job.src.width, job.src.height, job.border.mode, on_blocks);
+  const TilePlan plan = plan_tile(chain, work.tile, job.src.width, job.src.height, job.border.mode, on_blocks);
   // Whether buffers.maps still holds h_maps' maps; the lane does not count on it again until this
   // tile has run (process()), so a tile that fails anywhere below leaves the next one sending its maps.
-  bool maps_kept = std::exchange(l.maps_on_device, false);
-
-  // Grow this lane's buffers when the tile needs it, within the lane's share of the budget.
+  const bool maps_kept = std::exchange(l.maps_on_device, false);
   FftPlans* fft_plans = job.exact ? nullptr : &l.fft_plans;
-  LaneNeeds needs = lane_needs(chain, plan, format, fft_plans);
+  const bool buffers_kept = grow_buffers(work, l, plan, fft_plans);
+  const bool maps_there = stage_maps(l, plan, maps_kept && buffers_kept);
+  DeviceRegion d_up;
+  const TileCopy up = upload_tile(work, l, plan, maps_there, d_up);
+
+  const cudaStream_t s = l.stream.get();
+  const FftLane fft{fft_plans, &spectra_, nullptr, ordinal_};
+  const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, d_up, job.src.format, job.border,
+                                     info_.multiprocessors, s, fft_plans ? &fft : nullptr);
+  TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
+
+  // The upload's end, for the telemetry and for the lane whose upload comes next: when this
+  // thread sees the upload's mark (its kernels wait for it on the GPU meanwhile).
+  TF_CUDA_CHECK(cudaEventSynchronize(uploads_->mark(up.copy).get()));
+  const Clock::time_point up_end = Clock::now();
+  uploads_->ended(up.copy, up_end);
+  const TileCopy down = download_tile(work, l, out);
+  const Clock::time_point kernels_end = down.queued;  // from up_end: they waited for the upload
+
+  Telemetry& telemetry = work.telemetry;
+  auto at = [&](Clock::time_point t) { return telemetry.seconds_since_epoch(t); };
+  auto start = [&](CopyStream& copies, const TileCopy& c, Clock::time_point end) {
+    return at(std::min(std::max(c.queued, copies.end_before(c.copy).value_or(c.queued)), end));
+  };
+  const int tile = work.tile.index;
+  telemetry.add(
+      {work.device_index, work.lane, StageKind::Upload, tile, start(*uploads_, up, up_end), at(up_end), up.bytes});
+  telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile, at(up_end), at(kernels_end), 0});
+  telemetry.add({work.device_index, work.lane, StageKind::Download, tile, start(*downloads_, down, down.end),
+                 at(down.end), down.bytes});
+}
+
+// Grows the lane's buffers when the tile needs it, within the lane's share of the budget, with room
+// for the next tiles of a band too (kScrollTiles, see upload_tile) as much as the budget leaves: none
+// when it is tight. False when the buffers were reallocated (the maps they held are gone).
+bool CudaDevice::grow_buffers(const TileWork& work, Lane& l, const TilePlan& plan, FftPlans* fft_plans) {
+  const Chain& chain = *work.job.chain;
+  LaneNeeds needs = lane_needs(chain, plan, work.job.src.format, fft_plans);
   auto after = [](const DeviceBuffer& b, std::size_t need) { return std::max(b.capacity(), need); };
   auto projected = [&] {
     return after(l.buffers.upload, needs.upload) + after(l.buffers.stage[0], needs.stage) +
            after(l.buffers.stage[1], needs.stage) + after(l.buffers.scratch, needs.scratch) +
            after(l.buffers.inter, needs.inter) + after(l.buffers.maps, needs.maps) + after(l.buffers.fft, needs.fft);
   };
-  // Room for the next tiles of a band too (kScrollTiles, the upload below), as much as the budget
-  // leaves: none when it is tight.
   const std::size_t one_upload = needs.upload;
-  if (projected() > l.buffers.bytes() || l.buffers.upload.capacity() < one_upload * kScrollTiles) {
-    const std::size_t allowed = lane_budget(chain);
-    // The kernel spectrum is the device's (FftSpectra), counted against each lane that reads it.
-    if (projected() > l.buffers.bytes() && projected() + needs.spectrum > allowed)
-      throw Error(ErrorKind::Limit,
-                  fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use", info_.id,
-                              tile.index, tile.out.width, tile.out.height, (projected() + needs.spectrum) / 1048576.0,
-                              allowed / 1048576.0));
-    for (std::size_t tiles = kScrollTiles; tiles > 1; --tiles) {
-      needs.upload = one_upload * tiles;
-      if (projected() + needs.spectrum <= allowed) break;
-      needs.upload = one_upload;
-    }
-    if (projected() > l.buffers.bytes()) {
-      const std::size_t before = l.buffers.bytes();
-      const std::size_t upload_was = l.buffers.upload.capacity();
-      maps_kept = false;
-      {
-        // No lane may copy rows from the buffers about to be freed: none starts, and those queued end.
-        std::lock_guard copies(uploads_->mutex);
-        if (last_upload_ && last_upload_->lane == work.lane) last_upload_.reset();
-        for (cudaEvent_t e : l.readers) TF_CUDA_CHECK(cudaEventSynchronize(e));
-        l.readers.clear();
-      }
-      uploads_->stream.drain();
-      l.buffers.reserve(needs, ordinal_);
-      // A grown buffer is a new allocation (at times at the same address): it holds no rows.
-      if (l.buffers.upload.capacity() != upload_was) l.resident.reset();
-      reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
-    }
+  if (projected() <= l.buffers.bytes() && l.buffers.upload.capacity() >= one_upload * kScrollTiles) return true;
+  const std::size_t allowed = lane_budget(chain);
+  // The kernel spectrum is the device's (FftSpectra), counted against each lane that reads it.
+  if (projected() > l.buffers.bytes() && projected() + needs.spectrum > allowed) {
+    const Tile& tile = work.tile;
+    throw Error(
+        ErrorKind::Limit,
+        fmt::format("{}: tile {} ({}x{}) needs {:.1f} MiB, over the {:.1f} MiB each lane may use", info_.id, tile.index,
+                    tile.out.width, tile.out.height, (projected() + needs.spectrum) / 1048576.0, allowed / 1048576.0));
   }
+  for (std::size_t tiles = kScrollTiles; tiles > 1; --tiles) {
+    needs.upload = one_upload * tiles;
+    if (projected() + needs.spectrum <= allowed) break;
+    needs.upload = one_upload;
+  }
+  if (projected() <= l.buffers.bytes()) return true;
+  const std::size_t before = l.buffers.bytes();
+  const std::size_t upload_was = l.buffers.upload.capacity();
+  {
+    // No lane may copy rows from the buffers about to be freed: none starts, and those queued end.
+    std::lock_guard copies(uploads_->mutex);
+    if (last_upload_ && last_upload_->lane == work.lane) last_upload_.reset();
+    for (cudaEvent_t e : l.readers) TF_CUDA_CHECK(cudaEventSynchronize(e));
+    l.readers.clear();
+  }
+  uploads_->stream.drain();
+  l.buffers.reserve(needs, ordinal_);
+  // A grown buffer is a new allocation (at times at the same address): it holds no rows.
+  if (l.buffers.upload.capacity() != upload_was) l.resident.reset();
+  reserved_ += static_cast<long long>(l.buffers.bytes()) - static_cast<long long>(before);
+  return false;
+}
 
-  // The maps, unless the lane's last tile left the same ones on the device: the strips of a band
-  // share theirs (only strips that meet the image's edges differ), and a copy of ~33 KB queued
-  // before each strip's upload cost ~1% of a host-resident job (9 taps, 8192² RGBA8, one H200).
+// The maps into the lane's h_maps, unless the lane's last tile left the same ones on the device (then
+// true): the strips of a band share theirs (only strips that meet the image's edges differ), and a
+// copy of ~33 KB queued before each strip's upload cost ~1% of a host-resident job (9 taps, 8192²
+// RGBA8, one H200).
+bool CudaDevice::stage_maps(Lane& l, const TilePlan& plan, bool maps_kept) const {
   const std::size_t map_bytes = plan.maps.size() * sizeof(int);
-  const bool maps_there =
-      maps_kept && l.h_maps_bytes == map_bytes && std::memcmp(l.h_maps.data(), plan.maps.data(), map_bytes) == 0;
-  if (!maps_there) {
-    l.h_maps.reserve(map_bytes);
-    std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
-    l.h_maps_bytes = map_bytes;
-  }
+  if (maps_kept && l.h_maps_bytes == map_bytes && std::memcmp(l.h_maps.data(), plan.maps.data(), map_bytes) == 0)
+    return true;
+  l.h_maps.reserve(map_bytes);
+  std::memcpy(l.h_maps.data(), plan.maps.data(), map_bytes);
+  l.h_maps_bytes = map_bytes;
+  return false;
+}
 
-  // Upload: the in-image source runs of tile.in, packed (see tile_plan.hpp), from compact row
-  // `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's
-  // pinned staging, filled first. A tile right below the lane's last one (one run of rows each, the same columns)
-  // starts where the last tile's rows reach its own and uploads only the rows past them, while the buffer has room:
-  // the strips of a band scroll down the buffer. Else a tile right below the device's last upload, from another
-  // lane, has the rows the two share copied from that lane's buffer on the GPU (find_carry). So each halo row
-  // crosses the link once (9 taps, 8192 x 256 strips: 3.1% of the upload; 31 taps, 4096 x 512: 5.9%).
+// Upload: the in-image source runs of tile.in, packed (see tile_plan.hpp), from compact row
+// `kept` on, compact row 0 at buffer row `first_row`; a pageable image's through this lane's
+// pinned staging, filled first. A tile right below the lane's last one (one run of rows each, the same columns)
+// starts where the last tile's rows reach its own and uploads only the rows past them, while the buffer has room:
+// the strips of a band scroll down the buffer. Else a tile right below the device's last upload, from another
+// lane, has the rows the two share copied from that lane's buffer on the GPU (find_carry). So each halo row
+// crosses the link once (9 taps, 8192 x 256 strips: 3.1% of the upload; 31 taps, 4096 x 512: 5.9%).
+// `d_up` receives where the tile's compact row 0 lies on the device.
+CudaDevice::TileCopy CudaDevice::upload_tile(const TileWork& work, Lane& l, const TilePlan& plan, bool maps_there,
+                                             DeviceRegion& d_up_region) {
+  const TileJob& job = work.job;
+  const std::size_t ps = job.src.format.pixel_bytes();
+  const cudaStream_t s = l.stream.get();
+  const std::size_t map_bytes = plan.maps.size() * sizeof(int);
   const std::size_t up_pitch = device_pitch(plan.upload_width, ps);
   const int buffer_rows = static_cast<int>(l.buffers.upload.capacity() / up_pitch);
   int first_row = 0, kept = 0;  // buffer row of compact row 0; compact rows already there
@@ -155,12 +193,12 @@ void CudaDevice::run_tile(const TileWork& work, Lane& l) {
       });
     }
   }
-  const Clock::time_point up_queued = Clock::now();
-  std::size_t up_copy = 0;
+  TileCopy up;
+  up.queued = Clock::now();
   {
     std::lock_guard copies(uploads_->mutex);
     const cudaStream_t us = uploads_->stream.get();
-    up_copy = uploads_->next();
+    up.copy = uploads_->next();
     if (!maps_there)
       TF_CUDA_CHECK(cudaMemcpyAsync(l.buffers.maps.data(), l.h_maps.data(), map_bytes, cudaMemcpyHostToDevice, us));
     // Other lanes' copies of this lane's last rows first; then the rows past those a carry brings.
@@ -181,7 +219,7 @@ void CudaDevice::run_tile(const TileWork& work, Lane& l) {
       TF_CUDA_CHECK(cudaMemcpyAsync(d_up + kept * up_pitch, l.h_in.as<std::byte>() + kept * up_pitch,
                                     up_pitch * (plan.upload_height - kept), cudaMemcpyHostToDevice, us));
     }
-    const cudaEvent_t mark = uploads_->mark(up_copy).get();
+    const cudaEvent_t mark = uploads_->mark(up.copy).get();
     TF_CUDA_CHECK(cudaEventRecord(mark, us));
     TF_CUDA_CHECK(cudaStreamWaitEvent(s, mark, 0));  // before the mark can be reused
     if (carry.rows > 0) {
@@ -199,47 +237,43 @@ void CudaDevice::run_tile(const TileWork& work, Lane& l) {
           Upload{work.lane, plan.columns, plan.rows[0], d_up, up_pitch, carry.rows > 0 ? l.carried.get() : nullptr};
     else last_upload_.reset();
   }
-  const std::size_t up_bytes =
+  up.bytes =
       (maps_there ? 0 : map_bytes) + (plan.upload_pixels() - static_cast<std::size_t>(kept) * plan.upload_width) * ps;
   if (plan.rows.size() == 1) l.resident = Lane::Resident{plan.columns, plan.rows[0], first_row};
+  d_up_region = {d_up, up_pitch};
+  return up;
+}
 
-  const FftLane fft{fft_plans, &spectra_, nullptr, ordinal_};
-  const DeviceRegion out = run_chain(chain, plan, taps_, l.buffers, {d_up, up_pitch}, format, job.border,
-                                     info_.multiprocessors, s, fft_plans ? &fft : nullptr);
-  TF_CUDA_CHECK(cudaEventRecord(l.kernels_done.get(), s));
-
-  // The upload's end, for the telemetry and for the lane whose upload comes next: when this
-  // thread sees the upload's mark (its kernels wait for it on the GPU meanwhile).
-  TF_CUDA_CHECK(cudaEventSynchronize(uploads_->mark(up_copy).get()));
-  const Clock::time_point up_end = Clock::now();
-  uploads_->ended(up_copy, up_end);
-
-  // Download only the tile's interior, queued once this thread sees the kernels done, so that the
-  // download stream never waits on another stream; the downloads queued before this one keep the
-  // link busy meanwhile. (With timed events a GPU-side wait left the link idle ~7 us before every
-  // download; with untimed ones it measured the same as this, 2026-11-24.)
+// Download only the tile's interior, queued once this thread sees the kernels done, so that the
+// download stream never waits on another stream; the downloads queued before this one keep the
+// link busy meanwhile. (With timed events a GPU-side wait left the link idle ~7 us before every
+// download; with untimed ones it measured the same as this, 2026-11-24.) Returns once the tile is in
+// the destination image.
+CudaDevice::TileCopy CudaDevice::download_tile(const TileWork& work, Lane& l, const DeviceRegion& out) {
+  const TileJob& job = work.job;
+  const Tile& tile = work.tile;
+  const std::size_t ps = job.src.format.pixel_bytes();
   const std::size_t row_bytes = static_cast<std::size_t>(tile.out.width) * ps;
   if (!dst_pinned_) l.h_out.reserve(row_bytes * tile.out.height);
   TF_CUDA_CHECK(cudaEventSynchronize(l.kernels_done.get()));
-  const Clock::time_point down_queued = Clock::now();
-  std::size_t down_copy = 0;
+  TileCopy down;
+  down.queued = Clock::now();
+  down.bytes = row_bytes * tile.out.height;
   {
     std::lock_guard copies(downloads_->mutex);
     const cudaStream_t ds = downloads_->stream.get();
-    down_copy = downloads_->next();
+    down.copy = downloads_->next();
     if (dst_pinned_)
       TF_CUDA_CHECK(cudaMemcpy2DAsync(job.dst.row(tile.out.y) + tile.out.x * ps, job.dst.pitch, out.data, out.pitch,
                                       row_bytes, tile.out.height, cudaMemcpyDeviceToHost, ds));
     else
       TF_CUDA_CHECK(cudaMemcpy2DAsync(l.h_out.data(), row_bytes, out.data, out.pitch, row_bytes, tile.out.height,
                                       cudaMemcpyDeviceToHost, ds));
-    TF_CUDA_CHECK(cudaEventRecord(downloads_->mark(down_copy).get(), ds));
+    TF_CUDA_CHECK(cudaEventRecord(downloads_->mark(down.copy).get(), ds));
   }
-  const Clock::time_point kernels_end = down_queued;  // from up_end: they waited for the upload
-
-  TF_CUDA_CHECK(cudaEventSynchronize(downloads_->mark(down_copy).get()));
-  const Clock::time_point down_end = Clock::now();
-  downloads_->ended(down_copy, down_end);
+  TF_CUDA_CHECK(cudaEventSynchronize(downloads_->mark(down.copy).get()));
+  down.end = Clock::now();
+  downloads_->ended(down.copy, down.end);
   if (!dst_pinned_) {
     const auto* h_out = l.h_out.as<std::byte>();
     stage_rows(tile.out.height, row_bytes, [&](int first, int count) {
@@ -247,16 +281,7 @@ void CudaDevice::run_tile(const TileWork& work, Lane& l) {
         std::memcpy(job.dst.row(tile.out.y + r) + tile.out.x * ps, h_out + r * row_bytes, row_bytes);
     });
   }
-
-  auto at = [&](Clock::time_point t) { return telemetry.seconds_since_epoch(t); };
-  auto start = [&](CopyStream& copies, std::size_t copy, Clock::time_point queued, Clock::time_point end) {
-    return at(std::min(std::max(queued, copies.end_before(copy).value_or(queued)), end));
-  };
-  telemetry.add({work.device_index, work.lane, StageKind::Upload, tile.index,
-                 start(*uploads_, up_copy, up_queued, up_end), at(up_end), up_bytes});
-  telemetry.add({work.device_index, work.lane, StageKind::Kernel, tile.index, at(up_end), at(kernels_end), 0});
-  telemetry.add({work.device_index, work.lane, StageKind::Download, tile.index,
-                 start(*downloads_, down_copy, down_queued, down_end), at(down_end), row_bytes * tile.out.height});
+  return down;
 }
 
 // Under uploads_->mutex: when the device's last upload came from another lane and the tile of `plan` starts within

@@ -14,7 +14,7 @@
 #include "cuda/cuda_util.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cuda_device_image.hpp"
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -186,7 +186,7 @@ void filter_split(const ImageView& src, const ImageView& dst, const Chain& chain
   // A band whose chain cannot synthesize its border (wrap takes rows from the other end of the
   // image) runs the image whole on the caller's GPU instead.
   for (const auto& t : tiles)
-    if (!cpu::chain_fits_tile(chain, t, src.width, src.height, border.mode))
+    if (!chain_fits_tile(chain, t, src.width, src.height, border.mode))
       return filter_on_one(src, dst, chain, border, device, stream);
   Event ready(device, Event::Timing::Untimed);
   {
@@ -257,7 +257,7 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
   Tile grown{0, {0, 0, src.width, src.height}, {}};
   const Halo h = chain_halo(chain);
   grown.in = {-h.left, -h.top, src.width + h.left + h.right, src.height + h.top + h.bottom};
-  if (!cpu::chain_fits_tile(chain, grown, src.width, src.height, border.mode)) {
+  if (!chain_fits_tile(chain, grown, src.width, src.height, border.mode)) {
     // Filter by filter, through an intermediate image on the device (docs/design.md, contract 3: the same bits).
     ScopedDevice on(device);
     DeviceBuffer middle[2];

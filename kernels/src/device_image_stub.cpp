@@ -5,7 +5,7 @@
 namespace tf::cuda {
 void filter_device_image(const ImageView&, const ImageView&, const Chain&, const Border&, int, void*,
                          const std::vector<int>&) {
-  throw Error(ErrorKind::Device, "this build has no GPU backend");
+  throw Error(ErrorKind::NoGpuBackend, "this build has no GPU backend");
 }
 std::vector<int> device_ordinals() { return {}; }
 }  // namespace tf::cuda

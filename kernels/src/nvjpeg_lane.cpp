@@ -24,7 +24,7 @@
 #include "cuda/cuda_util.hpp"
 #include "fft/fft_stage.hpp"
 #include "tile_plan.hpp"
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
 #include "tilefilter/util/error.hpp"
@@ -324,7 +324,7 @@ class NvjpegLane final : public GpuJpegLane {
   // then goes through the tiled Device path).
   static TilePlan whole_image_plan(const Chain& chain, const Border& border, int w, int h, const std::string& name) {
     const Tile tile = plan_tiles(w, h, chain_halo(chain), {w, h}).front();
-    if (!cpu::chain_fits_tile(chain, tile, w, h, border.mode))
+    if (!chain_fits_tile(chain, tile, w, h, border.mode))
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("{}: this chain runs filter by filter with this border on a {}x{} image", name, w, h));
     if (std::any_of(chain.begin(), chain.end(), fft_stage))

@@ -11,7 +11,7 @@
 #include "host_staging.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/cuda_backend.hpp"
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -45,7 +45,7 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   ResidentTiming result;
   std::vector<std::unique_ptr<Band>> bands;
   for (std::size_t i = 0; i < tiles.size(); ++i) {
-    if (!cpu::chain_fits_tile(chain, tiles[i], src.width, src.height, border.mode))
+    if (!chain_fits_tile(chain, tiles[i], src.width, src.height, border.mode))
       throw Error(
           ErrorKind::InvalidArgument,
           "device-resident benchmark: this chain cannot run in one pass with this border; bench its filters one by one");

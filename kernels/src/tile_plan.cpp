@@ -10,10 +10,6 @@ namespace tf::cuda {
 
 namespace {
 
-Rect shrink(const Rect& r, const Halo& h) {
-  return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
-}
-
 Rect intersect_image(const Rect& r, int w, int h) {
   const int x0 = std::max(r.x, 0), y0 = std::max(r.y, 0);
   const int x1 = std::min(r.right(), w), y1 = std::min(r.bottom(), h);

@@ -54,7 +54,7 @@ struct TilePlan {
 
 // Plans `tile` for `chain` over an image of image_w x image_h. Throws tf::Error (Internal) when a
 // stage's border would need pixels the tile does not hold (the scheduler prevents that with
-// cpu::chain_fits_tile by running such chains filter by filter). `on_blocks[s]`: stage s runs on
+// chain_fits_tile by running such chains filter by filter). `on_blocks[s]`: stage s runs on
 // its FFT grid (stage_planes: the planes then reach past tile.in); none when empty.
 TilePlan plan_tile(const Chain& chain, const Tile& tile, int image_w, int image_h, BorderMode mode,
                    const std::vector<bool>& on_blocks = {});

@@ -61,14 +61,39 @@ int main(void) {
   CHECK(tf_read_info("/nonexistent/x.png", &info) == TF_ERR_IO);
   printf("missing file: %s\n", tf_last_error());
 
-  /* A host pointer given as a device pointer: refused, whatever the build. */
-  const tf_status device = tf_filter_device(chain, &in, &out, 0, NULL, NULL, 0, NULL);
-  CHECK(device != TF_OK);
-  printf("device path on host memory: %d %s\n", (int)device, tf_last_error());
+  /* Options out of range: the CLI's flag and range in the message; streams 0 is "automatic". */
+  tf_options checked;
+  tf_options_init(&checked);
+  checked.devices = "cpu:1";
+  checked.streams = 65;
+  CHECK(tf_filter(chain, &in, &out, &checked) == TF_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(tf_last_error(), "--streams") != NULL && strstr(tf_last_error(), "between 1 and 64") != NULL);
+  checked.streams = -1;
+  CHECK(tf_filter(chain, &in, &out, &checked) == TF_ERR_INVALID_ARGUMENT);
+  checked.streams = 0;
+  CHECK(tf_filter(chain, &in, &out, &checked) == TF_OK);
+  checked.border = "mirror";
+  CHECK(tf_filter(chain, &in, &out, &checked) == TF_ERR_INVALID_ARGUMENT && strstr(tf_last_error(), "--border"));
 
-  CHECK(strstr(tf_filters_json(), "\"gaussian\"") != NULL);
+  /* A host pointer given as a device pointer: refused, whatever the build; a build without CUDA says
+   * so by its status. A device image is filtered on GPUs only: CPUs in `devices` are refused. */
   const char* devices = NULL;
   CHECK(tf_devices_json("cpu:2", &devices) == TF_OK && strstr(devices, "cpu1") != NULL);
+  const int without_cuda = strstr(devices, "built without CUDA") != NULL;
+  const tf_status device = tf_filter_device(chain, &in, &out, 0, NULL, NULL);
+  CHECK(device != TF_OK);
+  if (without_cuda) CHECK(device == TF_ERR_NO_GPU_BACKEND);
+  printf("device path on host memory: %d %s\n", (int)device, tf_last_error());
+  tf_options on_cpus;
+  tf_options_init(&on_cpus);
+  on_cpus.devices = "cpu:2";
+  CHECK(tf_filter_device(chain, &in, &out, 0, NULL, &on_cpus) == TF_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(tf_last_error(), "cpu:2") != NULL);
+  on_cpus.streams = 65;
+  on_cpus.devices = NULL;
+  CHECK(tf_filter_device(chain, &in, &out, 0, NULL, &on_cpus) == TF_ERR_INVALID_ARGUMENT);
+
+  CHECK(strstr(tf_filters_json(), "\"gaussian\"") != NULL);
   tf_chain_free(chain);
   if (failures) return 1;
   printf("C API: all checks passed\n");

@@ -183,6 +183,16 @@ TEST_F(Cli, UnknownFilterAndParameter) {
   expect_failure(fmt::format("apply {} {} -f box --border mirror", input, output), "mirror", "--border");
 }
 
+// --streams takes 1..64 as its message says: an explicit 0 is refused, not read as "automatic".
+TEST_F(Cli, StreamsOutOfRange) {
+  for (const char* n : {"0", "65", "-1"})
+    expect_failure(fmt::format("apply {} {} -f box --devices cpu:1 --streams {}", input, output, n), "--streams",
+                   "between 1 and 64");
+  std::string out;
+  EXPECT_EQ(test::run_cli(fmt::format("apply {} {} -f box --devices cpu:1 --streams 64", input, output), &out), 0)
+      << out;
+}
+
 TEST_F(Cli, MalformedAndEmptyKernelFiles) {
   std::ofstream(dir / "bad.txt") << "1 2 3\n4 5\n";
   std::ofstream(dir / "empty.txt").close();

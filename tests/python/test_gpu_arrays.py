@@ -122,3 +122,23 @@ def test_cupy_split_over_two_gpus(cp):
         assert np.array_equal(cp.asnumpy(got), want)
         wrap = tilefilter.filter(d_a, *CHAIN, devices="0,1", border="wrap")
         assert np.array_equal(cp.asnumpy(wrap), tilefilter.filter(a, *CHAIN, border="wrap", devices="cpu"))
+
+
+class _FakeDeviceArray:
+    """Claims to be a device array (duck typing, as _device.py recognises one) over host memory: the
+    library must refuse it on its own rules before any GPU is touched."""
+
+    def __init__(self, a):
+        self.host = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                                         "version": 3, "strides": None, "stream": None}
+
+
+@pytest.mark.parametrize("devices", ["cpu", "cpu:2", "0,cpu:1"])
+def test_a_device_array_is_refused_on_cpus_by_the_library(devices):
+    a = random_image(np.random.default_rng(5), 40, 30, 3, np.uint8)
+    src, out = _FakeDeviceArray(a), _FakeDeviceArray(np.zeros_like(a))
+    with pytest.raises(tilefilter.InvalidArgumentError, match="filtered on GPUs"):
+        tilefilter.filter(src, *CHAIN, devices=devices, out=out)
+    with pytest.raises(tilefilter.InvalidArgumentError, match="--border"):
+        tilefilter.filter(src, *CHAIN, border="mirror", out=out)

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <string_view>
 #include <thread>
 
 #include "recycling_allocator.hpp"
@@ -13,23 +12,6 @@
 namespace tf::gui {
 
 namespace {
-
-// How a device spec takes GPUs: not at all ("cpu", "cpu:4"), whatever there are ("all", "gpu"; ""
-// is "all"), or by number ("0,cpu:2").
-enum class GpuUse { None, Any, Named };
-
-GpuUse gpu_use(std::string_view spec) {
-  if (spec.empty()) return GpuUse::Any;
-  GpuUse use = GpuUse::None;
-  while (true) {
-    const auto comma = spec.find(',');
-    const std::string_view item = spec.substr(0, comma);
-    if (item == "all" || item == "gpu") use = GpuUse::Any;
-    else if (item != "cpu" && !item.starts_with("cpu:")) return GpuUse::Named;  // or a mistake select_devices reports
-    if (comma == std::string_view::npos) return use;
-    spec.remove_prefix(comma + 1);
-  }
-}
 
 constexpr std::size_t kKeptBytes = std::size_t{512} << 20;
 
@@ -123,8 +105,9 @@ DeviceSelection DeviceHub::select(const std::string& spec) {
   std::string key = spec;
   std::string note;
   std::optional<GpuDiscovery> discovered;
-  const GpuUse use = gpu_use(spec);
-  if (use != GpuUse::None) discover_unless_started();  // without start_discovery(): here, once
+  using GpuUse = DeviceSpec::GpuUse;
+  const GpuUse use = parse_device_spec(spec).gpu_use();  // a bad spec throws here, before any waiting
+  if (use != GpuUse::None) discover_unless_started();    // without start_discovery(): here, once
   {
     std::unique_lock lock(mutex_);
     if (started_ && !ready_) {

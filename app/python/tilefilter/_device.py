@@ -10,9 +10,6 @@ from . import _lib
 
 _TYPESTR = {"|u1": _lib.U8, "<u2": _lib.U16, "<f4": _lib.F32}
 _ITEMSIZE = {_lib.U8: 1, _lib.U16: 2, _lib.F32: 4}
-# Images at least this large may be spread over every GPU when devices="all": the library splits them
-# where the chain's work outweighs the peer copies (tf_filter_device, docs/python.md).
-SPLIT_PIXELS = 1 << 24
 
 
 def _is_torch(a) -> bool:
@@ -98,25 +95,16 @@ def _empty_like(a):
         return cupy.empty(a.shape, a.dtype)
 
 
-def _split(devices, pixels: int):
-    if devices in (None, "", "all", "gpu"):
-        return "all" if pixels >= SPLIT_PIXELS else None
-    devices = str(devices)
-    if "cpu" in devices:
-        raise _lib.InvalidArgumentError(
-            f"--devices '{devices}': a device array is filtered on GPUs (all, gpu or ordinals like 0,1)")
-    return devices
-
-
 def filter_device(a, chain, border, border_value, devices, out=None):
+    """The library decides which GPUs take the array (`devices` "all" spreads a large array over every
+    GPU where the chain's work outweighs the copies; CPUs are refused): tf_filter_device."""
+    from ._host import _make_options
     src, d = _packed(a)
-    split = _split(devices, d.w * d.h)
-    border_b = None if border is None else str(border).encode()
-    split_b = None if split is None else split.encode()
+    opts = _make_options(border, border_value, devices, False, None, 0, 0)
 
     def run(dst_d):
         _lib.check(_lib.lib.tf_filter_device(chain._handle, ctypes.byref(d.image()), ctypes.byref(dst_d.image()),
-                                             d.device, d.stream or None, border_b, float(border_value), split_b))
+                                             d.device, d.stream or None, ctypes.byref(opts)))
 
     if out is None:
         dst = _empty_like(src)

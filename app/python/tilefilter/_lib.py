@@ -7,7 +7,7 @@ import errno
 import os
 import re
 
-API_VERSION = 1  # TF_C_API_VERSION of the header this binding follows
+API_VERSION = 2  # TF_C_API_VERSION of the header this binding follows
 
 U8, U16, F32 = 0, 1, 2
 
@@ -158,7 +158,7 @@ _SIGNATURES = {
     "tf_chain_spec": (_c, [_V, _I]),
     "tf_options_init": (None, [_POptions]),
     "tf_filter": (_I, [_V, _PImage, _PImage, _POptions]),
-    "tf_filter_device": (_I, [_V, _PImage, _PImage, _I, _V, _c, ctypes.c_double, _c]),
+    "tf_filter_device": (_I, [_V, _PImage, _PImage, _I, _V, _POptions]),
     "tf_read_info": (_I, [_c, _P(ImageInfo)]),
     "tf_read": (_I, [_c, _PImage]),
     "tf_writer_new": (_I, [_c, _I, _I, _I, _I, _c, _I, _c, _P(_V)]),

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 
 namespace tf {
 
@@ -13,13 +13,13 @@ struct AxisBlocks {
   int block = 0, size = 0;
 };
 
-// The smallest even fast transform size (cpu::fft_fast_size) of at least n. cuFFT's 2-D real
+// The smallest even fast transform size (fft_fast_size) of at least n. cuFFT's 2-D real
 // transforms of an odd width gave a plane bits that followed its place in a batch and the planes
 // beside it (one H100, CUDA 13.0, 2026-11-26: 384x245, 323x199 and 512x255 did, every even width
 // probed did not), so a block's bits followed the tile that batched it; FFTW takes the same size.
 int even_fast_size(int n) {
-  int m = cpu::fft_fast_size(n);
-  while (m % 2) m = cpu::fft_fast_size(m + 1);
+  int m = fft_fast_size(n);
+  while (m % 2) m = fft_fast_size(m + 1);
   return m;
 }
 

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/util/error.hpp"
@@ -46,7 +47,7 @@ struct QueuedTile {
 // bits are not cuFFT's (docs/design.md, contract 2). Its CPU workers then take no tile.
 bool sits_out(const TileJob& job, const std::vector<DevicePtr>& devices, const Device& device) {
   auto gpu = [](const DevicePtr& d) { return d->info().kind != DeviceKind::Cpu; };
-  return device.info().kind == DeviceKind::Cpu && cpu::chain_uses_fft(job) &&
+  return device.info().kind == DeviceKind::Cpu && chain_uses_fft(job) &&
          std::any_of(devices.begin(), devices.end(), gpu);
 }
 
@@ -56,8 +57,8 @@ TileSize choose_tile_size(const TileJob& job, const std::vector<DevicePtr>& devi
   // (also a --tile: one that cut blocks gave a GPU's cuFFT other bits for a cut block in 1 of 30
   // random cases on an H100, 2026-11-26; docs/design.md, contract 2).
   std::optional<FftBlocks> grid;
-  if (cpu::chain_uses_fft(job)) {
-    const auto fft = std::find_if(job.chain->begin(), job.chain->end(), cpu::stage_uses_fft);
+  if (chain_uses_fft(job)) {
+    const auto fft = std::find_if(job.chain->begin(), job.chain->end(), stage_uses_fft);
     grid = fft_blocks(fft->convs[0].kernel, job.src.width, job.src.height);
   }
   auto nearest_blocks = [&](TileSize t) {  // a --tile: the nearest whole blocks, one at least
@@ -423,15 +424,15 @@ bool runs_in_one_pass(const ImageView& shape, const Chain& chain, const std::vec
   // A chain runs per tile in one go when every tile can re-synthesize its intermediate borders;
   // otherwise (wrap borders, images smaller than the halo) it runs filter by filter. Devices choose
   // their tile from the size and format alone, so `shape` needs no pixels.
-  // One filter, or constant borders, fit every tile (cpu::chain_fits_tile): no need to ask the
+  // One filter, or constant borders, fit every tile (chain_fits_tile): no need to ask the
   // devices for their tile size (a GPU's memory query, ~10 us of a host-resident job's start).
   // FFT stages take whole blocks of their grid, which reach past a band's halo: such jobs are not banded.
-  if (!options.exact && std::any_of(chain.begin(), chain.end(), cpu::stage_uses_fft)) return false;
+  if (!options.exact && std::any_of(chain.begin(), chain.end(), stage_uses_fft)) return false;
   if (chain.size() <= 1 || options.border.mode == BorderMode::Constant) return true;
   TileJob probe{shape, shape, &chain, options.border, options.faults};
   const TileSize tile = choose_tile_size(probe, devices, options.schedule, shape.height);
   for (const auto& t : plan_tiles(shape.width, shape.height, chain_halo(chain), tile))
-    if (!cpu::chain_fits_tile(chain, t, shape.width, shape.height, options.border.mode)) return false;
+    if (!chain_fits_tile(chain, t, shape.width, shape.height, options.border.mode)) return false;
   return true;
 }
 

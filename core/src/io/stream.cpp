@@ -112,32 +112,51 @@ int band_rows_for_budget(int width, int height, const Format& format, const Halo
   return static_cast<int>(std::clamp<long long>(rows, std::min(16, height), height));
 }
 
-StreamReport filter_file(const std::string& input, const std::string& output, const Chain& chain,
-                         const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options) {
-  const auto t_start = std::chrono::steady_clock::now();
-  StreamReport report;
-  auto reader = open_image(input, options.limits);
-  const ImageInfo info = reader->info();
+namespace {
+
+void add_note(StreamReport& report, const std::string& note) {
+  report.note += (report.note.empty() ? "" : "; ") + note;
+}
+
+// What filter_file decides before it reads a pixel: how the output is written and the band height.
+struct FilePlan {
+  std::unique_ptr<ImageReader> reader;
+  ImageInfo info;
+  Metadata metadata;
+  WriteOptions write;
+  Halo halo;
+  bool rotate = false;  // --autorotate on an image that is not upright: filtered whole
+  int rows = 0;         // output rows a band, the image's height for one band
+};
+
+// Opens `input` and plans the bands: one band where the image must be filtered whole (and the
+// report's note says why), else as many rows as the memory budget allows.
+FilePlan open_and_plan(const std::string& input, const std::string& output, const Chain& chain,
+                       const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options,
+                       StreamReport& report) {
+  FilePlan plan;
+  plan.reader = open_image(input, options.limits);
+  plan.info = plan.reader->info();
+  const ImageInfo& info = plan.info;
   const int W = info.width, H = info.height;
   report.width = W;
   report.height = H;
   report.format = info.format;
   report.decoder = info.codec;
   report.note = info.note;
-  auto add_note = [&](const std::string& n) { report.note += (report.note.empty() ? "" : "; ") + n; };
 
-  Metadata metadata = options.write.strip ? Metadata{} : info.metadata;
-  WriteOptions write = options.write;
-  write.gray_alpha = write.gray_alpha || info.stored_channels == 2;
-  keep_input_compression(write, info);
+  plan.metadata = options.write.strip ? Metadata{} : info.metadata;
+  plan.write = options.write;
+  plan.write.gray_alpha = plan.write.gray_alpha || info.stored_channels == 2;
+  keep_input_compression(plan.write, info);
   report.encoder = encoder_for(output, info.format);
 
-  const Halo halo = chain_halo(chain);
+  const Halo halo = plan.halo = chain_halo(chain);
   ImageView shape;
   shape.width = W;
   shape.height = H;
   shape.format = info.format;
-  const bool rotate = options.autorotate && info.metadata.orientation != 1;
+  const bool rotate = plan.rotate = options.autorotate && info.metadata.orientation != 1;
   // Wrap borders read rows from the far end of the image, which no band holds.
   const bool wrap = job.border.mode == BorderMode::Wrap;
   const bool one_band = rotate || wrap || info.access == RowAccess::Whole || !writer_streams(output) ||
@@ -150,173 +169,222 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   int rows = options.band_rows > 0
                  ? options.band_rows
                  : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
-  rows = std::min(std::max(rows, min_rows), H);
+  plan.rows = std::min(std::max(rows, min_rows), H);
   if (one_band) {
-    rows = H;
-    if (rotate) add_note(fmt::format("--autorotate turns the whole image (orientation {})", info.metadata.orientation));
-    else if (info.access == RowAccess::Whole) add_note(fmt::format("{} reads this file whole", info.codec));
-    else if (!writer_streams(output)) add_note("the output format is written whole");
-    else if (wrap) add_note("the wrap border reads the far edge of the image: filtered whole");
-    else add_note("this chain runs filter by filter over the whole image (wrap border or tiny image)");
+    plan.rows = H;
+    if (rotate)
+      add_note(report, fmt::format("--autorotate turns the whole image (orientation {})", info.metadata.orientation));
+    else if (info.access == RowAccess::Whole) add_note(report, fmt::format("{} reads this file whole", info.codec));
+    else if (!writer_streams(output)) add_note(report, "the output format is written whole");
+    else if (wrap) add_note(report, "the wrap border reads the far edge of the image: filtered whole");
+    else add_note(report, "this chain runs filter by filter over the whole image (wrap border or tiny image)");
   }
+  return plan;
+}
 
-  if (rotate) {  // whole image, turned upright, then one band
-    const auto t0 = std::chrono::steady_clock::now();
-    const Image src = apply_orientation(read_whole(*reader).view(), info.metadata.orientation);
-    report.decode_s = seconds_since(t0);
-    metadata.orientation = 1;
-    if (!metadata.exif.empty()) metadata.exif.clear();  // the camera's tag would turn it again
-    auto writer = create_image(output, src.width(), src.height(), src.format(), metadata, write);
-    const auto t1 = std::chrono::steady_clock::now();
-    Image dst(src.width(), src.height(), src.format());
-    report.job = run_filter(src.view(), dst.view(), chain, devices, job);
-    report.filter_s = seconds_since(t1);
-    const auto t2 = std::chrono::steady_clock::now();
-    writer->write_rows(dst.view());
-    writer->finish();
-    if (!writer->note().empty()) add_note(writer->note());
-    report.encode_s = seconds_since(t2);
-    report.width = src.width();
-    report.height = src.height();
-    report.bands = 1;
-    report.band_rows = src.height();
-    report.planned_bytes = src.size_bytes() * 2;
-    report.wall_s = seconds_since(t_start);
-    return report;
-  }
+// The whole image, turned upright, filtered and written in one band.
+void filter_rotated(FilePlan& plan, const std::string& output, const Chain& chain,
+                    const std::vector<DevicePtr>& devices, const JobOptions& job, StreamReport& report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Image src = apply_orientation(read_whole(*plan.reader).view(), plan.info.metadata.orientation);
+  report.decode_s = seconds_since(t0);
+  plan.metadata.orientation = 1;
+  if (!plan.metadata.exif.empty()) plan.metadata.exif.clear();  // the camera's tag would turn it again
+  auto writer = create_image(output, src.width(), src.height(), src.format(), plan.metadata, plan.write);
+  const auto t1 = std::chrono::steady_clock::now();
+  Image dst(src.width(), src.height(), src.format());
+  report.job = run_filter(src.view(), dst.view(), chain, devices, job);
+  report.filter_s = seconds_since(t1);
+  const auto t2 = std::chrono::steady_clock::now();
+  writer->write_rows(dst.view());
+  writer->finish();
+  if (!writer->note().empty()) add_note(report, writer->note());
+  report.encode_s = seconds_since(t2);
+  report.width = src.width();
+  report.height = src.height();
+  report.bands = 1;
+  report.band_rows = src.height();
+  report.planned_bytes = src.size_bytes() * 2;
+}
 
+std::vector<Band> plan_bands(int height, int rows, const Halo& halo) {
   std::vector<Band> bands;
-  for (int y = 0; y < H; y += rows) {
-    Band b{y, std::min(H, y + rows), 0, 0};
+  for (int y = 0; y < height; y += rows) {
+    Band b{y, std::min(height, y + rows), 0, 0};
     b.window_first = std::max(0, b.first - halo.top);
-    b.window_end = std::min(H, b.end + halo.bottom);
+    b.window_end = std::min(height, b.end + halo.bottom);
     bands.push_back(b);
   }
-  report.bands = static_cast<int>(bands.size());
-  report.band_rows = rows;
-  const int window_rows = std::min(H, rows + halo.top + halo.bottom);
-  const int kBuffers = bands.size() > 1 ? 2 : 1;
-  std::vector<Image> windows, outs;
-  for (int i = 0; i < kBuffers; ++i) {
-    windows.emplace_back(W, window_rows, info.format);
-    outs.emplace_back(W, rows, info.format);
-  }
-  report.planned_bytes = kBuffers * (windows[0].size_bytes() + outs[0].size_bytes());
+  return bands;
+}
 
-  auto writer = create_image(output, W, H, info.format, metadata, write);
-
-  Channel free_windows, full_windows, free_outs, full_outs;
-  for (int i = 0; i < kBuffers; ++i) {
-    free_windows.push(i);
-    free_outs.push(i);
+// The three stages over the bands and their two pools of buffers: read_windows and write_bands each
+// on a thread of their own, filter_bands on the caller's. A stage that fails closes every channel,
+// so the others stop; the first error is kept and rethrown by run().
+class BandPipeline {
+ public:
+  BandPipeline(FilePlan& plan, std::vector<Band> bands, ImageWriter& writer, StreamReport& report)
+      : plan_(plan), bands_(std::move(bands)), writer_(writer), report_(report) {
+    const int W = plan.info.width, H = plan.info.height;
+    const int window_rows = std::min(H, plan.rows + plan.halo.top + plan.halo.bottom);
+    const int buffers = bands_.size() > 1 ? 2 : 1;
+    for (int i = 0; i < buffers; ++i) {
+      windows_.emplace_back(W, window_rows, plan.info.format);
+      outs_.emplace_back(W, plan.rows, plan.info.format);
+      free_windows_.push(i);
+      free_outs_.push(i);
+    }
+    window_band_.assign(buffers, -1);
+    report.planned_bytes = buffers * (windows_[0].size_bytes() + outs_[0].size_bytes());
   }
-  std::vector<int> window_band(kBuffers, -1), out_band(kBuffers, -1);
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-  auto fail = [&](std::exception_ptr e) {
+
+  void run(const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& job,
+           const StreamOptions& options) {
+    std::thread read_thread([&] { guard([&] { read_windows(); }); });
+    std::thread write_thread([&] { guard([&] { write_bands(); }); });
+    guard([&] { filter_bands(chain, devices, job, options); });
+    read_thread.join();
+    write_thread.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  template <class F> void guard(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  void fail(std::exception_ptr e) {
     {
-      std::lock_guard lock(error_mutex);
-      if (!error) error = e;
+      std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = e;
     }
-    failed = true;
-    for (Channel* c : {&free_windows, &full_windows, &free_outs, &full_outs}) c->close();
-  };
+    failed_ = true;
+    for (Channel* c : {&free_windows_, &full_windows_, &free_outs_, &full_outs_}) c->close();
+  }
 
-  std::thread read_thread([&] {
-    try {
-      int next_row = 0;  // rows read so far: sequential readers go top to bottom exactly once
-      int previous = -1;
-      for (int k = 0; k < static_cast<int>(bands.size()) && !failed; ++k) {
-        const auto slot = free_windows.pop();
-        if (!slot) return;
-        const Band& b = bands[k];
-        const auto t0 = std::chrono::steady_clock::now();
-        const ImageView win = windows[*slot].view();
-        int y = b.window_first;
-        if (previous >= 0 && next_row > y) {  // rows the previous window holds already
-          const Band& p = bands[window_band[previous]];
-          for (; y < next_row; ++y)
-            std::memcpy(win.row(y - b.window_first), windows[previous].view().row(y - p.window_first), win.row_bytes());
-        }
-        if (b.window_end > y) {
-          ImageView rest = win;
-          rest.data = win.row(y - b.window_first);
-          rest.height = b.window_end - y;
-          reader->read_rows(y, rest);
-        }
-        next_row = b.window_end;
-        report.decode_s += seconds_since(t0);
-        window_band[*slot] = k;
-        previous = *slot;
-        full_windows.push(*slot);
+  void read_windows() {
+    int next_row = 0;  // rows read so far: sequential readers go top to bottom exactly once
+    int previous = -1;
+    for (int k = 0; k < static_cast<int>(bands_.size()) && !failed_; ++k) {
+      const auto slot = free_windows_.pop();
+      if (!slot) return;
+      const Band& b = bands_[k];
+      const auto t0 = std::chrono::steady_clock::now();
+      const ImageView win = windows_[*slot].view();
+      int y = b.window_first;
+      if (previous >= 0 && next_row > y) {  // rows the previous window holds already
+        const Band& p = bands_[window_band_[previous]];
+        for (; y < next_row; ++y)
+          std::memcpy(win.row(y - b.window_first), windows_[previous].view().row(y - p.window_first), win.row_bytes());
       }
-    } catch (...) {
-      fail(std::current_exception());
-    }
-  });
-
-  std::thread write_thread([&] {
-    try {
-      for (int k = 0; k < static_cast<int>(bands.size()); ++k) {
-        const auto slot = full_outs.pop();
-        if (!slot) return;
-        const auto t0 = std::chrono::steady_clock::now();
-        ImageView band = outs[*slot].view();
-        band.height = bands[k].end - bands[k].first;
-        writer->write_rows(band);
-        report.encode_s += seconds_since(t0);
-        free_outs.push(*slot);
+      if (b.window_end > y) {
+        ImageView rest = win;
+        rest.data = win.row(y - b.window_first);
+        rest.height = b.window_end - y;
+        plan_.reader->read_rows(y, rest);
       }
-    } catch (...) {
-      fail(std::current_exception());
+      next_row = b.window_end;
+      report_.decode_s += seconds_since(t0);
+      window_band_[*slot] = k;
+      previous = *slot;
+      full_windows_.push(*slot);
     }
-  });
+  }
 
-  try {
+  void write_bands() {
+    for (int k = 0; k < static_cast<int>(bands_.size()); ++k) {
+      const auto slot = full_outs_.pop();
+      if (!slot) return;
+      const auto t0 = std::chrono::steady_clock::now();
+      ImageView band = outs_[*slot].view();
+      band.height = bands_[k].end - bands_[k].first;
+      writer_.write_rows(band);
+      report_.encode_s += seconds_since(t0);
+      free_outs_.push(*slot);
+    }
+  }
+
+  void filter_bands(const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& job,
+                    const StreamOptions& options) {
+    const int H = plan_.info.height;
     // The window that band k's reader fills is released only after band k+1's window is read, so
     // the reader can copy the shared rows from it: windows are recycled one band late.
     std::optional<int> held;
-    for (int k = 0; k < static_cast<int>(bands.size()); ++k) {
-      const auto win = full_windows.pop();
+    for (int k = 0; k < static_cast<int>(bands_.size()); ++k) {
+      const auto win = full_windows_.pop();
       if (!win) break;
-      const auto out = free_outs.pop();
+      const auto out = free_outs_.pop();
       if (!out) break;
-      const Band& b = bands[k];
+      const Band& b = bands_[k];
       const auto t0 = std::chrono::steady_clock::now();
       JobOptions o = job;
       o.first_row = b.first;
       o.end_row = b.end;
-      const ImageView src = window_view(windows[*win].view(), b.window_first, H);
-      ImageView band_rows = outs[*out].view();
+      const ImageView src = window_view(windows_[*win].view(), b.window_first, H);
+      ImageView band_rows = outs_[*out].view();
       band_rows.height = b.end - b.first;
       const ImageView dst = window_view(band_rows, b.first, H);
       JobReport r = run_filter(src, dst, chain, devices, o);
-      report.filter_s += seconds_since(t0);
-      if (k == 0) report.job = r;
-      else {
-        report.job.tiles += r.tiles;
-        for (std::size_t d = 0; d < r.tiles_per_device.size() && d < report.job.tiles_per_device.size(); ++d)
-          report.job.tiles_per_device[d] += r.tiles_per_device[d];
-        report.job.failures.insert(report.job.failures.end(), r.failures.begin(), r.failures.end());
-      }
-      out_band[*out] = k;
-      full_outs.push(*out);
-      if (held) free_windows.push(*held);
+      report_.filter_s += seconds_since(t0);
+      add_band(k, r);
+      full_outs_.push(*out);
+      if (held) free_windows_.push(*held);
       held = *win;
       if (options.progress) options.progress(static_cast<double>(b.end) / H);
     }
-    if (held) free_windows.push(*held);
-  } catch (...) {
-    fail(std::current_exception());
+    if (held) free_windows_.push(*held);
   }
-  read_thread.join();
-  write_thread.join();
-  if (error) std::rethrow_exception(error);
+
+  // Band k's tiles per device and failures into the report's job.
+  void add_band(int k, const JobReport& r) {
+    if (k == 0) {
+      report_.job = r;
+      return;
+    }
+    JobReport& sum = report_.job;
+    sum.tiles += r.tiles;
+    for (std::size_t d = 0; d < r.tiles_per_device.size() && d < sum.tiles_per_device.size(); ++d)
+      sum.tiles_per_device[d] += r.tiles_per_device[d];
+    sum.failures.insert(sum.failures.end(), r.failures.begin(), r.failures.end());
+  }
+
+  FilePlan& plan_;
+  const std::vector<Band> bands_;
+  ImageWriter& writer_;
+  StreamReport& report_;
+  std::vector<Image> windows_, outs_;
+  std::vector<int> window_band_;  // the band each window holds
+  Channel free_windows_, full_windows_, free_outs_, full_outs_;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
+
+}  // namespace
+
+StreamReport filter_file(const std::string& input, const std::string& output, const Chain& chain,
+                         const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options) {
+  const auto t_start = std::chrono::steady_clock::now();
+  StreamReport report;
+  FilePlan plan = open_and_plan(input, output, chain, devices, job, options, report);
+  if (plan.rotate) {
+    filter_rotated(plan, output, chain, devices, job, report);
+    report.wall_s = seconds_since(t_start);
+    return report;
+  }
+  std::vector<Band> bands = plan_bands(plan.info.height, plan.rows, plan.halo);
+  report.bands = static_cast<int>(bands.size());
+  report.band_rows = plan.rows;
+  auto writer = create_image(output, plan.info.width, plan.info.height, plan.info.format, plan.metadata, plan.write);
+  BandPipeline(plan, std::move(bands), *writer, report).run(chain, devices, job, options);
   if (job.cancel && job.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
   const auto t0 = std::chrono::steady_clock::now();
   writer->finish();
-  if (!writer->note().empty()) add_note(writer->note());
+  if (!writer->note().empty()) add_note(report, writer->note());
   report.encode_s += seconds_since(t0);
   report.job.wall_s = report.filter_s;
   report.wall_s = seconds_since(t_start);

@@ -1,5 +1,6 @@
 // The libtiff reader: any band of rows, strips and tiles decoded on every core (format_tiff.cpp
-// registers it; tiff_common.hpp holds what it shares with the writer).
+// registers it; tiff_common.hpp holds what it shares with the writer, tiff_layout.hpp reads and checks
+// the directory).
 //
 // Reader. One TIFF* handle per worker thread, all on the same file: libtiff handles are not shared
 // between threads, but any number may read one file. read_rows() lists every strip/tile that
@@ -38,6 +39,7 @@
 
 #include "metadata.hpp"
 #include "tiff_common.hpp"
+#include "tiff_layout.hpp"
 #include "tilefilter/util/error.hpp"
 #include "tilefilter/util/thread_pool.hpp"
 
@@ -46,43 +48,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
-
-std::string compression_name(int c) {
-  switch (c) {
-    case COMPRESSION_NONE: return "none";
-    case COMPRESSION_LZW: return "lzw";
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return "deflate";
-    case COMPRESSION_ZSTD: return "zstd";
-    case COMPRESSION_PACKBITS: return "packbits";
-    case COMPRESSION_JPEG: return "jpeg";
-    case COMPRESSION_OJPEG: return "old-jpeg";
-    case COMPRESSION_CCITTRLE:
-    case COMPRESSION_CCITTRLEW:
-    case COMPRESSION_CCITTFAX3:
-    case COMPRESSION_CCITTFAX4: return "ccitt";
-    case COMPRESSION_LZMA: return "lzma";
-    case COMPRESSION_SGILOG:
-    case COMPRESSION_SGILOG24: return "sgilog";
-    case COMPRESSION_WEBP: return "webp";
-    case COMPRESSION_LERC: return "lerc";
-    case COMPRESSION_JXL: return "jxl";
-    default: return fmt::format("compression {}", c);
-  }
-}
-
-// How many raw bytes one compressed byte may plausibly stand for (a bound, generous on purpose:
-// Deflate tops out near 1032:1, LZW near 1400:1, PackBits 64:1, ZSTD's RLE blocks 32768:1).
-std::uint64_t max_ratio(int c) {
-  switch (c) {
-    case COMPRESSION_NONE: return 1;
-    case COMPRESSION_PACKBITS: return 130;
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return 1100;
-    case COMPRESSION_LZW: return 2000;
-    default: return 1 << 16;
-  }
-}
 
 template <class T> T inverted(T v) {
   if constexpr (std::is_same_v<T, float>) return 1.0f - v;
@@ -120,215 +85,17 @@ bool go_to(TIFF* t, const Place& p) {
   return p.page == 0 || TIFFSetDirectory(t, static_cast<tdir_t>(p.page)) != 0;
 }
 
-// Where one stored sample goes in the delivered pixel.
-struct Target {
-  int sample;   // within the unit's samples (0 for a separate plane)
-  int channel;  // in the delivered pixel
-  bool invert;
-};
-
-class TiffReader final : public ImageReader {
+class TiffReader final : public ImageReader, private TiffLayout {
  public:
-  // The image (place = {}) or one of its reduced levels.
+  // The image (place = {}) or one of its reduced levels (TiffLayout reads and checks its directory).
   TiffReader(const std::string& path, const Limits& limits, Place place = {})
-      : path_(path), limits_(limits), place_(place) {
-    const int threads = default_threads();
-    for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
-    Handle& h = *handles_[0];
-    h.tif = open_tiff(path_, "rm", h.msgs.get());
-    if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
-    TIFF* t = h.tif;
-    if (!go_to(t, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level cannot be read"));
-
+      : TiffLayout(path), limits_(limits), place_(place) {
+    TIFF* t = open_handles();
     // Pages: counted by walking the directory chain (no directory is parsed).
     const int pages = place_.full() ? TIFFNumberOfDirectories(t) : 1;
-    h.msgs->clear();
+    handles_[0]->msgs->clear();
     if (pages > 1) info_.note = fmt::format("first page of {} read", pages);
-
-    std::uint32_t w = 0, hh = 0;
-    if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &hh) || w == 0 || hh == 0)
-      fail(ErrorKind::Decode, path_, "no image size in the TIFF directory");
-    if (w > INT_MAX || hh > INT_MAX)
-      fail(ErrorKind::Limit, path_,
-           fmt::format("{}x{} pixels: a side over {} pixels is not supported", w, hh, INT_MAX));
-    const long long pixels = static_cast<long long>(w) * hh;
-    if (pixels > limits.max_stream_pixels)
-      fail(ErrorKind::Limit, path_,
-           fmt::format("{}x{} pixels is more than the limit of {} pixels for streamed images", w, hh,
-                       limits.max_stream_pixels));
-    W_ = static_cast<int>(w);
-    H_ = static_cast<int>(hh);
-
-    std::uint16_t bps = 1, spp = 1, sfmt = SAMPLEFORMAT_UINT, photo = PHOTOMETRIC_MINISBLACK,
-                  planar = PLANARCONFIG_CONTIG, comp = COMPRESSION_NONE;
-    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &comp);
-    if (comp == COMPRESSION_SGILOG || comp == COMPRESSION_SGILOG24) {
-      sgilog_ = true;  // libtiff decodes it to 32-bit float samples; its tags then say so
-      TIFFSetField(t, TIFFTAG_SGILOGDATAFMT, SGILOGDATAFMT_FLOAT);
-    }
-    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &sfmt);
-    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
-    if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo)) photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-    info_.compression = compression_name(comp);
-    if (!TIFFIsCODECConfigured(comp))
-      fail(ErrorKind::Decode, path_, fmt::format("{} compression is not in this build of libtiff", info_.compression));
-
-    // Sample type.
-    if (comp == COMPRESSION_OJPEG)
-      fail(ErrorKind::Decode, path_, "old-style JPEG compression (TIFF 6.0, compression 6) is not supported");
-    if ((comp == COMPRESSION_JPEG || comp == COMPRESSION_OJPEG) && bps != 8)
-      fail(ErrorKind::Decode, path_, fmt::format("{}-bit JPEG compression is not supported (8-bit only)", bps));
-    if (sfmt == SAMPLEFORMAT_INT) fail(ErrorKind::Decode, path_, "signed integer samples are not supported");
-    if (sfmt == SAMPLEFORMAT_IEEEFP) {
-      if (bps != 32)
-        fail(ErrorKind::Decode, path_, fmt::format("{}-bit floating-point samples are not supported", bps));
-      type_ = PixelType::F32;
-    } else if (sfmt == SAMPLEFORMAT_UINT || sfmt == SAMPLEFORMAT_VOID) {
-      if (bps == 8 || bps == 1 || bps == 2 || bps == 4) type_ = PixelType::U8;
-      else if (bps == 16) type_ = PixelType::U16;
-      else fail(ErrorKind::Decode, path_, fmt::format("{}-bit integer samples are not supported", bps));
-    } else {
-      fail(ErrorKind::Decode, path_, fmt::format("sample format {} (complex) is not supported", sfmt));
-    }
-    bps_ = bps;
-    spp_ = spp;
-    if (spp < 1) fail(ErrorKind::Decode, path_, "no samples per pixel");
-
-    if (comp == COMPRESSION_JPEG) info_.jpeg = jpeg_coding(t, photo);
-
-    // Colour model.
-    int colors = 0;
-    switch (photo) {
-      case PHOTOMETRIC_MINISWHITE: invert_ = true; [[fallthrough]];
-      case PHOTOMETRIC_MINISBLACK: colors = 1; break;
-      case PHOTOMETRIC_RGB: colors = 3; break;
-      case PHOTOMETRIC_PALETTE: colors = 1, palette_ = true; break;
-      case PHOTOMETRIC_YCBCR:
-        if (comp != COMPRESSION_JPEG)
-          fail(ErrorKind::Decode, path_, "YCbCr samples without JPEG compression are not supported");
-        TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);  // libjpeg converts to RGB
-        jpeg_rgb_ = true;
-        colors = 3;
-        break;
-      case PHOTOMETRIC_LOGL:
-      case PHOTOMETRIC_LOGLUV:
-        if (!sgilog_)
-          fail(ErrorKind::Decode, path_, "LogLuv/LogL samples without SGILog compression are not supported");
-        colors = photo == PHOTOMETRIC_LOGLUV ? 3 : 1;
-        xyz_ = photo == PHOTOMETRIC_LOGLUV;
-        break;
-      case PHOTOMETRIC_SEPARATED: fail(ErrorKind::Decode, path_, "CMYK (separated) TIFF is not supported");
-      case PHOTOMETRIC_CIELAB:
-      case PHOTOMETRIC_ICCLAB:
-      case PHOTOMETRIC_ITULAB: fail(ErrorKind::Decode, path_, "CIE L*a*b* TIFF is not supported");
-      default: fail(ErrorKind::Decode, path_, fmt::format("photometric interpretation {} is not supported", photo));
-    }
-    if (spp < colors)
-      fail(ErrorKind::Decode, path_, fmt::format("{} samples per pixel for a {}-colour image", spp, colors));
-    if (bps < 8 && colors != 1)
-      fail(ErrorKind::Decode, path_, fmt::format("{}-bit RGB samples are not supported", bps));
-    if (palette_) {
-      if (spp != 1) fail(ErrorKind::Decode, path_, "palette images with extra samples are not supported");
-      if (bps > 8) fail(ErrorKind::Decode, path_, fmt::format("{}-bit palette indices are not supported", bps));
-      std::uint16_t *r = nullptr, *g = nullptr, *b = nullptr;
-      if (!TIFFGetField(t, TIFFTAG_COLORMAP, &r, &g, &b) || !r || !g || !b)
-        fail(ErrorKind::Decode, path_, "palette image without a colormap");
-      const int n = 1 << bps;
-      bool eight_bit = true;
-      for (int i = 0; i < n; ++i) eight_bit = eight_bit && r[i] < 256 && g[i] < 256 && b[i] < 256;
-      auto scale = [&](std::uint16_t v) {
-        return static_cast<std::uint8_t>(eight_bit ? v : (static_cast<std::uint32_t>(v) * 255 + 32767) / 65535);
-      };
-      pal_.assign(256 * 3, 0);
-      for (int i = 0; i < n; ++i)
-        pal_[3 * i] = scale(r[i]), pal_[3 * i + 1] = scale(g[i]), pal_[3 * i + 2] = scale(b[i]);
-    }
-    const bool alpha = !palette_ && spp > colors;  // the first extra sample, declared or not
-    const int out_channels = palette_ ? 3 : colors == 1 ? (alpha ? 4 : 1) : (alpha ? 4 : 3);
-    info_.stored_channels = palette_ ? 3 : colors + (alpha ? 1 : 0);
-    info_.format = Format{type_, out_channels};
-    info_.width = W_;
-    info_.height = H_;
-    info_.codec = "libtiff";
-    info_.access = RowAccess::Random;
-
-    // Layout: units (strips or tiles), rows of units ("chunk rows"), planes.
-    separate_ = planar == PLANARCONFIG_SEPARATE && spp > 1;
-    if (separate_ && xyz_) fail(ErrorKind::Decode, path_, "LogLuv in separate planes is not supported");
-    tiled_ = TIFFIsTiled(t);
-    if (tiled_) {
-      std::uint32_t tw = 0, th = 0;
-      TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
-      TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
-      if (tw == 0 || th == 0 || tw > INT_MAX || th > INT_MAX) fail(ErrorKind::Decode, path_, "invalid tile size");
-      uw_ = static_cast<int>(tw);
-      uh_ = static_cast<int>(th);
-      row_stride_ = TIFFTileRowSize64(t);
-    } else {
-      std::uint32_t rps = 0;
-      TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rps);
-      uw_ = W_;
-      uh_ = static_cast<int>(std::min<std::uint32_t>(std::max<std::uint32_t>(rps, 1), hh));
-      row_stride_ = TIFFScanlineSize64(t);
-    }
-    across_ = static_cast<int>((static_cast<long long>(W_) + uw_ - 1) / uw_);
-    chunk_rows_ = static_cast<int>((static_cast<long long>(H_) + uh_ - 1) / uh_);
-    planes_ = separate_ ? spp : 1;
-    unit_samples_ = separate_ ? 1 : spp;
-    const std::uint64_t expect_stride = (static_cast<std::uint64_t>(uw_) * unit_samples_ * bps + 7) / 8;
-    if (row_stride_ != expect_stride)
-      fail(ErrorKind::Decode, path_, "unsupported sample layout (subsampled or padded rows)");
-    const std::uint64_t units = tiled_ ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
-    if (units != static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_)
-      fail(ErrorKind::Decode, path_,
-           fmt::format("{} {} where {} were expected", units, tiled_ ? "tiles" : "strips",
-                       static_cast<std::uint64_t>(across_) * chunk_rows_ * planes_));
-    if (row_stride_ * uh_ > (std::uint64_t{1} << 40)) fail(ErrorKind::Limit, path_, "strips or tiles too large");
-
-    // Data that can plausibly hold the pixels it claims, before anything is allocated: the strip/tile
-    // bytes that lie inside the file, times the most the compression can expand.
-    {
-      std::error_code ec;
-      const std::uint64_t file_size = std::filesystem::file_size(path_, ec);
-      std::uint64_t held = 0;
-      for (std::uint64_t u = 0; u < units; ++u) {
-        int err = 0;
-        const std::uint64_t off = TIFFGetStrileOffsetWithErr(t, static_cast<std::uint32_t>(u), &err);
-        const std::uint64_t bc = err ? 0 : TIFFGetStrileByteCountWithErr(t, static_cast<std::uint32_t>(u), &err);
-        if (err || off >= file_size) continue;
-        held += std::min(bc, file_size - off);
-      }
-      h.msgs->clear();
-      const std::uint64_t raw =
-          tiled_ ? row_stride_ * uh_ * units : row_stride_ * static_cast<std::uint64_t>(H_) * planes_;
-      const std::uint64_t ratio = jpeg_rgb_ ? (1 << 16) : max_ratio(comp);
-      if (held == 0 || (held < raw && (raw - 1) / ratio + 1 > held))
-        fail(ErrorKind::Decode, path_,
-             fmt::format("claims {}x{} pixels but holds only {} bytes of image data", W_, H_, held));
-    }
-
-    // Which stored sample goes where.
-    targets_.resize(planes_);
-    auto add = [&](int s, int ch, bool inv) {
-      if (separate_) targets_[s].push_back({0, ch, inv});
-      else targets_[0].push_back({s, ch, inv});
-    };
-    if (!palette_) {
-      if (colors == 1) {
-        if (alpha) {
-          for (int c = 0; c < 3; ++c) add(0, c, invert_);
-        } else {
-          add(0, 0, invert_);
-        }
-      } else {
-        for (int c = 0; c < 3; ++c) add(c, c, false);
-      }
-      if (alpha) add(colors, 3, false);
-    }
-    identity_ = !separate_ && !palette_ && !invert_ && bps >= 8 && spp == out_channels && !(colors == 1 && alpha);
-
+    read_layout(t, limits, *handles_[0]->msgs, info_);
     read_metadata(t);
     if (place_.full()) find_levels(pages);
     if (xyz_)
@@ -391,6 +158,17 @@ class TiffReader final : public ImageReader {
   }
 
  private:
+  // A handle per worker, the first one opened on the file and moved to place_'s directory.
+  TIFF* open_handles() {
+    const int threads = default_threads();
+    for (int i = 0; i < threads; ++i) handles_.push_back(std::make_unique<Handle>());
+    Handle& h = *handles_[0];
+    h.tif = open_tiff(path_, "rm", h.msgs.get());
+    if (!h.tif) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "not a TIFF file libtiff can read"));
+    if (!go_to(h.tif, place_)) fail(ErrorKind::Decode, path_, reason(*h.msgs, path_, "reduced level cannot be read"));
+    return h.tif;
+  }
+
   void read_metadata(TIFF* t) {
     Metadata& md = info_.metadata;
     std::uint32_t n = 0;
@@ -556,19 +334,9 @@ class TiffReader final : public ImageReader {
       }
   }
 
-  std::string path_;
   Limits limits_;
   Place place_;
-  std::vector<Place> levels_;  // where info_.levels lie
-  int W_ = 0, H_ = 0;
-  PixelType type_ = PixelType::U8;
-  int bps_ = 8, spp_ = 1;
-  bool invert_ = false, palette_ = false, jpeg_rgb_ = false, separate_ = false, tiled_ = false, identity_ = false;
-  bool sgilog_ = false, xyz_ = false;  // SGILog decoded to float; LogLuv's XYZ turned into RGB
-  std::vector<std::uint8_t> pal_;      // 256 x RGB
-  int uw_ = 0, uh_ = 0, across_ = 1, chunk_rows_ = 1, planes_ = 1, unit_samples_ = 1;
-  std::uint64_t row_stride_ = 0;
-  std::vector<std::vector<Target>> targets_;      // per plane
+  std::vector<Place> levels_;                     // where info_.levels lie
   std::vector<std::unique_ptr<Handle>> handles_;  // [0]: the caller's; [k]: worker k's
   int cache_cr_ = -1;                             // the chunk row whose units are kept
   std::vector<std::vector<std::uint8_t>> cache_;

@@ -19,7 +19,7 @@ namespace tf::cuda {
 // caller's stream, and copied back into `dst`; the caller's stream then waits for every band. A chain
 // that cannot run in one pass (wrap borders, images smaller than the halo) runs filter by filter on
 // `device` alone. Throws tf::Error: InvalidArgument for bad views, Device for CUDA errors; without
-// CUDA in the build, Device with "this build has no GPU backend".
+// CUDA in the build, NoGpuBackend ("this build has no GPU backend").
 void filter_device_image(const ImageView& src, const ImageView& dst, const Chain& chain, const Border& border,
                          int device, void* stream, const std::vector<int>& split = {});
 

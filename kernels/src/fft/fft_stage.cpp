@@ -9,7 +9,7 @@
 #endif
 
 #include "fft/fft_kernels.hpp"
-#include "tilefilter/engine/cpu.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::cuda {
@@ -62,7 +62,7 @@ bool fft_built() {
 }
 
 bool fft_stage(const Stage& stage) {
-  if (!fft_built() || !cpu::stage_uses_fft(stage)) return false;
+  if (!fft_built() || !stage_uses_fft(stage)) return false;
   const Kernel& k = stage.convs[0].kernel;
   return static_cast<long long>(k.width) * k.height >= kGpuFftMinTaps;
 }

@@ -27,7 +27,7 @@ namespace tf::cuda {
 
 // True when this build links cuFFT.
 bool fft_built();
-// The GPU's own crossover: a stage the CPU takes through FFTW (cpu::stage_uses_fft, from 25x25) goes
+// The GPU's own crossover: a stage the CPU takes through FFTW (stage_uses_fft, from 25x25) goes
 // through cuFFT on a GPU from this many taps. Measured on one H200, 8192² RGBA8 from host memory
 // (docs/performance.md): direct 8.96 ms at 25x25 against 11.46 through cuFFT, 12.23 at 31x31
 // against 11.20, 20.76 at 41x41 against 11.37; the FFT's time hardly moves with the kernel.

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Raised whenever a function's meaning or a struct's layout changes. */
-#define TF_C_API_VERSION 1
+#define TF_C_API_VERSION 2
 
 typedef enum tf_status {
   TF_OK = 0,
@@ -112,11 +112,14 @@ TF_C_API tf_status tf_filter(const tf_chain* chain, const tf_image* src, const t
  * not overlapping), on `stream` (a cudaStream_t; NULL = the legacy default stream): the work is queued
  * on that stream and the call returns without waiting for it; `src` must stay valid and unchanged, and
  * `dst` unread, until the stream has run past it. Direct convolution always (the bits of `exact`).
- * `split_devices` (NULL or "" = `device` alone; "all" = every GPU; "0,1" = those ordinals) spreads
- * the image in bands of rows over several GPUs, each band copied to its GPU and back (peer copies).
+ * Of `options` (NULL = defaults) the border and the devices apply; the rest is checked as tf_filter
+ * checks it. `devices` spreads the image in bands of rows over several GPUs, each band copied to its
+ * GPU and back (peer copies): "all" or "gpu" (or NULL) = every GPU where the chain's work outweighs
+ * the copies (the library decides, from the chain, the pixel type and the image's size), "0,1" =
+ * those ordinals; a single ordinal = `device` alone. CPUs ("cpu", "cpu:N") are refused.
  * A build without CUDA returns TF_ERR_NO_GPU_BACKEND. */
 TF_C_API tf_status tf_filter_device(const tf_chain* chain, const tf_image* src, const tf_image* dst, int device,
-                                    void* stream, const char* border, double border_value, const char* split_devices);
+                                    void* stream, const tf_options* options);
 
 /* ---- Files ---------------------------------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/device.hpp"
 
 namespace tf::cpu {
@@ -26,9 +27,6 @@ struct Plane {
   }
 };
 
-// The constant border value as the image type would hold it (rounded and saturated).
-float quantized_border_value(const Border& border, PixelType type);
-
 // Reads src over p.rect, synthesizing outside pixels with the border mode.
 void load_padded(const ImageView& src, const Rect& rect, const Border& border, Plane& out);
 // One stage: `in` covers R, `out` is resized to R shrunk by stage.halo(). `integer_samples`: the
@@ -39,11 +37,6 @@ void quantize(Plane& p, PixelType type);
 // Rewrites every position of p that lies outside the image from the positions inside it, as the
 // border mode would pad the image. Every source position must lie inside p (see chain_fits_tile).
 void resynthesize_border(Plane& p, int image_width, int image_height, const Border& border);
-
-// True when a chain can run on this tile in one go: every border position of every intermediate
-// can be re-synthesized from pixels the tile holds. False e.g. for wrap borders: the job then runs
-// the chain filter by filter (same bits, one more round trip).
-bool chain_fits_tile(const Chain& chain, const Tile& tile, int image_width, int image_height, BorderMode mode);
 
 // The whole CPU path for one tile: direct convolution, or FFT stages where chain_uses_fft(job).
 void filter_tile(const TileJob& job, const Tile& tile);
@@ -63,21 +56,17 @@ std::string simd_target();
 // Set it only while no job runs.
 void set_simd_enabled(bool enabled);
 
-// The FFT path for large general 2-D kernels (docs/design.md, contract 2; core/src/engine/cpu/fft_convolve.cpp):
-// not bit-identical to direct convolution, within a stated bound of a float64 reference. A
-// convolution takes it when it is a general (non-separable, non-box) 2-D kernel of at least
-// kFftMinTaps taps, FFTW was found at build time and the job is not exact: a choice made from the
-// kernel alone, never from the tile or the number of workers.
-constexpr int kFftMinTaps = 25 * 25;
-bool fft_available();
-// The next size at or above n that FFT libraries transform fast (2^a 3^b 5^c 7^d): the transform
-// size of FFTW here and of cuFFT on GPUs.
-int fft_fast_size(int n);
-bool uses_fft(const Convolution& conv);
-// A single-convolution stage whose convolution uses_fft().
-bool stage_uses_fft(const Stage& stage);
-// True when some stage of the job's chain is a single convolution that uses_fft() and !job.exact.
-bool chain_uses_fft(const TileJob& job);
+// The rules this backend shares with the GPUs (the border value, chain_fits_tile, the FFT choice)
+// are engine/backend_rules.hpp's; these names keep older callers building.
+using tf::chain_fits_tile;
+using tf::chain_uses_fft;
+using tf::fft_available;
+using tf::fft_fast_size;
+using tf::kFftMinTaps;
+using tf::quantized_border_value;
+using tf::stage_uses_fft;
+using tf::uses_fft;
+
 // One stage through the FFT, block by block over its fixed grid (fft_blocks.hpp): `out` is reset to
 // `out_rect` and holds, inside the image, the blocks' results (not quantized), 0 outside it. `in` must
 // cover every block meeting out_rect inside the image grown by the kernel's halo (stage_planes). The

@@ -21,6 +21,11 @@ struct Tile {
   Rect in;   // out grown by the halo, may leave the image
 };
 
+// `r` less `h` on each side: what a stage of halo `h` makes of input rectangle `r`.
+inline Rect shrink(const Rect& r, const Halo& h) {
+  return {r.x + h.left, r.y + h.top, r.width - h.left - h.right, r.height - h.top - h.bottom};
+}
+
 // Tiles of at most `tile` output pixels, row by row from the top left; edge tiles are smaller.
 std::vector<Tile> plan_tiles(int width, int height, const Halo& halo, TileSize tile);
 

@@ -6,7 +6,9 @@
 
 namespace tf {
 
-enum class ErrorKind { InvalidArgument, Io, Decode, Limit, Device, Cancelled, Internal };
+// NoGpuBackend: device memory was given to a build without CUDA (the C API's TF_ERR_NO_GPU_BACKEND).
+// New kinds go at the end: batch_mpi sends a kind between processes as its number.
+enum class ErrorKind { InvalidArgument, Io, Decode, Limit, Device, Cancelled, Internal, NoGpuBackend };
 
 class Error : public std::runtime_error {
  public:

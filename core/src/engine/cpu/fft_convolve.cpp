@@ -15,6 +15,7 @@
 #include <fftw3.h>
 #endif
 
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/fft_blocks.hpp"
 #include "tilefilter/util/error.hpp"
@@ -129,36 +130,6 @@ std::shared_ptr<const Spectrum> spectrum_for(const Kernel& k, int rows, int cols
 #endif  // TF_HAVE_FFTW
 
 }  // namespace
-
-int fft_fast_size(int n) {
-  for (;; ++n) {
-    int m = n;
-    for (int p : {2, 3, 5, 7})
-      while (m % p == 0) m /= p;
-    if (m == 1) return n;
-  }
-}
-
-bool fft_available() {
-#ifdef TF_HAVE_FFTW
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool uses_fft(const Convolution& conv) {
-  return fft_available() && !conv.separable && !conv.box_sum &&
-         static_cast<long long>(conv.kernel.width) * conv.kernel.height >= kFftMinTaps;
-}
-
-bool stage_uses_fft(const Stage& stage) {
-  return stage.combine == Combine::Single && stage.convs.size() == 1 && uses_fft(stage.convs[0]);
-}
-
-bool chain_uses_fft(const TileJob& job) {
-  return !job.exact && std::any_of(job.chain->begin(), job.chain->end(), stage_uses_fft);
-}
 
 void apply_stage_fft(const Stage& stage, const Plane& in, const Rect& out_rect, int image_w, int image_h, Plane& out) {
 #ifdef TF_HAVE_FFTW
