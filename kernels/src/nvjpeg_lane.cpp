@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -23,9 +21,9 @@
 #include "chain_runner.hpp"
 #include "cuda/cuda_util.hpp"
 #include "fft/fft_stage.hpp"
+#include "nvjpeg_handles.hpp"
 #include "tile_plan.hpp"
 #include "tilefilter/engine/backend_rules.hpp"
-#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -33,107 +31,8 @@ namespace tf::cuda {
 
 namespace {
 
-const char* status_name(nvjpegStatus_t s) {
-  switch (s) {
-    case NVJPEG_STATUS_SUCCESS: return "success";
-    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
-    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
-    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
-    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
-    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
-    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
-    case NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
-    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
-    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "implementation not supported";
-    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
-  }
-  return "unknown status";
-}
-
-// Throws tf::Error (Device) "NAME: nvJPEG WHAT failed (STATUS)".
-void check(nvjpegStatus_t s, const std::string& name, const char* what) {
-  if (s != NVJPEG_STATUS_SUCCESS)
-    throw Error(ErrorKind::Device, fmt::format("{}: nvJPEG {} failed ({})", name, what, status_name(s)));
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Owners of nvJPEG objects (destroyed in reverse order of the members below).
-template <class T, nvjpegStatus_t (*Destroy)(T)> struct Owned {
-  T value = nullptr;
-  Owned() = default;
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() {
-    if (value) (void)Destroy(value);
-  }
-};
-
-// A handle for `backend`, with interpolated chroma upsampling (libjpeg-turbo's "fancy"
-// upsampling: the same pixels) when the backend takes the flag; false when the backend is not
-// available here.
-bool create(nvjpegBackend_t backend, nvjpegHandle_t& handle) {
-  handle = nullptr;
-  if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &handle) ==
-      NVJPEG_STATUS_SUCCESS)
-    return true;
-  handle = nullptr;
-  if (nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle) == NVJPEG_STATUS_SUCCESS) return true;
-  handle = nullptr;
-  return false;
-}
-
-// nvJPEG's handles of one GPU, shared by its lanes (the lanes' states stay their own): on an H100 a
-// lane that made its own took about 1.8 s, one lane after another. Made by the first lane of the
-// GPU, freed with its last. Each handle and the first state made from it cost 0.28-0.37 s on an H100
-// (2026-11-26), and nvJPEG makes them one at a time in a process, whichever GPU asks: where the GPU
-// has a hardware decoder, its handle decodes and encodes, and the CUDA decoder's handle is made only
-// for a file the hardware does not take.
-struct GpuHandles {
-  Owned<nvjpegHandle_t, nvjpegDestroy> hw, def;
-  std::mutex def_mutex;
-  int ordinal = 0;
-
-  nvjpegHandle_t cuda_decoder() {
-    std::lock_guard lock(def_mutex);
-    if (!def.value) {
-      StartupTimer timer(fmt::format("gpu{} nvJPEG CUDA decoder", ordinal));
-      if (!create(NVJPEG_BACKEND_DEFAULT, def.value))
-        throw Error(ErrorKind::Device, fmt::format("gpu{}: nvJPEG cannot start", ordinal));
-    }
-    return def.value;
-  }
-};
-
-std::shared_ptr<GpuHandles> handles_for(int ordinal) {
-  static auto* mutex = new std::mutex;
-  static auto* made = new std::map<int, std::weak_ptr<GpuHandles>>;
-  static auto* making = new std::map<int, std::unique_ptr<std::mutex>>;
-  std::mutex* mine = nullptr;
-  {
-    std::lock_guard lock(*mutex);
-    auto& m = (*making)[ordinal];
-    if (!m) m = std::make_unique<std::mutex>();
-    mine = m.get();
-  }
-  std::lock_guard one_at_a_time(*mine);  // a GPU's other lanes wait for its handles
-  {
-    std::lock_guard lock(*mutex);
-    if (auto h = (*made)[ordinal].lock()) return h;
-  }
-  StartupTimer timer(fmt::format("gpu{} nvJPEG handles", ordinal));
-  auto h = std::make_shared<GpuHandles>();
-  h->ordinal = ordinal;
-  // The hardware decoder where this GPU has one (A100, H100, H200, ...); nvJPEG says so at creation.
-  if (!create(NVJPEG_BACKEND_HARDWARE, h->hw.value)) {
-    h->hw.value = nullptr;
-    (void)h->cuda_decoder();  // every file goes through it
-  }
-  std::lock_guard lock(*mutex);
-  (*made)[ordinal] = h;
-  return h;
 }
 
 class NvjpegLane final : public GpuJpegLane {
