@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "capi_internal.hpp"
+#include "tilefilter/util/error.hpp"
 
 namespace {
 
