@@ -157,7 +157,7 @@ void run_bench(const BenchArgs& a) {
   for (const auto& wl : workloads) chains.push_back(workload_chain(wl.spec));  // validate before any work
 
   const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
-  if (!sel.note.empty()) fmt::print(stderr, "note: {}\n", sel.note);
+  if (!sel.note.empty() && a.verbose) fmt::print(stderr, "note: {}\n", sel.note);  // as `tilefilter apply`
   std::vector<int> ordinals;
   std::vector<DevicePtr> devices = sel.devices;
   for (const auto& d : devices)
