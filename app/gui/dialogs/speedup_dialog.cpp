@@ -32,55 +32,7 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   messages_ = new MessageBar(this);
   layout->addWidget(messages_);
 
-  auto* setup = new QGroupBox(tr("Benchmark"), this);
-  auto* form = new QHBoxLayout(setup);
-  auto* left = new QFormLayout;
-  auto* right = new QFormLayout;
-  filter_ = new QComboBox(setup);
-  filter_->setObjectName("speedupFilter");
-  filter_->setEditable(true);
-  filter_->addItems({"gaussian:sigma=2", "gaussian:sigma=8", "box:radius=15", "sharpen", "identity"});
-  filter_->setToolTip(tr("A filter spec (as tilefilter --filter); the panel's chain when one is set"));
-  left->addRow(tr("Filter"), filter_);
-  size_ = new QComboBox(setup);
-  size_->setObjectName("speedupSize");
-  for (const char* s : {"1024x1024", "2048x2048", "4096x4096", "8192x8192"}) size_->addItem(QString::fromLatin1(s));
-  size_->setCurrentIndex(1);
-  size_->setEditable(true);
-  left->addRow(tr("Image (RGBA u8, host memory)"), size_);
-  family_ = new QComboBox(setup);
-  family_->setObjectName("speedupFamily");
-  family_->addItem(tr("CPU workers"), "cpu");
-  auto add_gpus = [this] {
-    if (!DeviceHub::instance().gpus().empty() && family_->findData("gpu") < 0)
-      family_->insertItem(0, tr("GPUs"), "gpu");
-  };
-  // Queued, also when discovery ends on this thread: the dialog may open before the GPUs are ready.
-  connect(&DeviceHub::instance(), &DeviceHub::discovery_finished, this, add_gpus, Qt::QueuedConnection);
-  add_gpus();
-  family_->setCurrentIndex(0);
-  right->addRow(tr("Devices"), family_);
-  count_ = new QSpinBox(setup);
-  count_->setObjectName("speedupCount");
-  count_->setRange(1, 64);
-  right->addRow(tr("Up to"), count_);
-  repeats_ = new QSpinBox(setup);
-  repeats_->setObjectName("speedupRepeats");
-  repeats_->setRange(1, 50);
-  repeats_->setValue(5);
-  repeats_->setToolTip(tr("Timed runs per device count after one warm-up; the median is shown"));
-  right->addRow(tr("Runs each"), repeats_);
-  form->addLayout(left, 3);
-  form->addLayout(right, 2);
-  layout->addWidget(setup);
-  auto update_count = [this] {
-    const bool gpu = family_->currentData() == "gpu";
-    const int n = gpu ? static_cast<int>(DeviceHub::instance().gpus().size()) : DeviceHub::instance().cpu_cores();
-    count_->setMaximum(gpu ? std::max(1, n) : 64);
-    count_->setValue(std::max(1, n));
-  };
-  connect(family_, &QComboBox::currentIndexChanged, this, update_count);
-  update_count();
+  layout->addWidget(build_setup());
 
   auto* controls = new QHBoxLayout;
   run_ = new QPushButton(tr("Run"), this);
@@ -117,10 +69,10 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   charts->addWidget(split_view_);
   layout->addWidget(charts, 1);
 
-  table_ = new QTableWidget(0, 6, this);
+  table_ = new QTableWidget(0, 7, this);
   table_->setObjectName("speedupTable");
   table_->setHorizontalHeaderLabels(
-      {tr("Devices"), tr("Median"), tr("Min – max"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
+      {tr("Devices"), tr("Median"), tr("Min – max"), tr("Runs · spread"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -133,6 +85,61 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   connect(&watcher_, &QFutureWatcher<Outcome>::progressValueChanged, progress_, &QProgressBar::setValue);
   connect(&watcher_, &QFutureWatcher<Outcome>::progressRangeChanged, progress_, &QProgressBar::setRange);
   show_result();
+}
+
+QGroupBox* SpeedupDialog::build_setup() {
+  auto* setup = new QGroupBox(tr("Benchmark"), this);
+  auto* form = new QHBoxLayout(setup);
+  auto* left = new QFormLayout;
+  auto* right = new QFormLayout;
+  filter_ = new QComboBox(setup);
+  filter_->setObjectName("speedupFilter");
+  filter_->setEditable(true);
+  filter_->addItems({"gaussian:sigma=2", "gaussian:sigma=8", "box:radius=15", "sharpen", "identity"});
+  filter_->setToolTip(tr("A filter spec (as tilefilter --filter); the panel's chain when one is set"));
+  left->addRow(tr("Filter"), filter_);
+  size_ = new QComboBox(setup);
+  size_->setObjectName("speedupSize");
+  for (const char* s : {"1024x1024", "2048x2048", "4096x4096", "8192x8192"}) size_->addItem(QString::fromLatin1(s));
+  size_->setCurrentIndex(1);
+  size_->setEditable(true);
+  left->addRow(tr("Image (RGBA u8, host memory)"), size_);
+  family_ = new QComboBox(setup);
+  family_->setObjectName("speedupFamily");
+  family_->addItem(tr("CPU workers"), "cpu");
+  auto add_gpus = [this] {
+    if (!DeviceHub::instance().gpus().empty() && family_->findData("gpu") < 0)
+      family_->insertItem(0, tr("GPUs"), "gpu");
+  };
+  // Queued, also when discovery ends on this thread: the dialog may open before the GPUs are ready.
+  connect(&DeviceHub::instance(), &DeviceHub::discovery_finished, this, add_gpus, Qt::QueuedConnection);
+  add_gpus();
+  family_->setCurrentIndex(0);
+  right->addRow(tr("Devices"), family_);
+  count_ = new QSpinBox(setup);
+  count_->setObjectName("speedupCount");
+  count_->setRange(1, 64);
+  right->addRow(tr("Up to"), count_);
+  repeats_ = new QSpinBox(setup);
+  repeats_->setObjectName("speedupRepeats");
+  repeats_->setRange(1, 50);
+  repeats_->setValue(5);
+  repeats_->setToolTip(tr("Timed runs per device count after one warm-up, more (up to %1) while the middle half "
+                          "of them spreads more than %2% around the median; the median is shown")
+                           .arg(kMaxRuns)
+                           .arg(100 * kSpeedupTargetSpread, 0, 'f', 0));
+  right->addRow(tr("Runs each"), repeats_);
+  form->addLayout(left, 3);
+  form->addLayout(right, 2);
+  auto update_count = [this] {
+    const bool gpu = family_->currentData() == "gpu";
+    const int n = gpu ? static_cast<int>(DeviceHub::instance().gpus().size()) : DeviceHub::instance().cpu_cores();
+    count_->setMaximum(gpu ? std::max(1, n) : 64);
+    count_->setValue(std::max(1, n));
+  };
+  connect(family_, &QComboBox::currentIndexChanged, this, update_count);
+  update_count();
+  return setup;
 }
 
 SpeedupDialog::~SpeedupDialog() {
@@ -210,11 +217,16 @@ void SpeedupDialog::start() {
       JobOptions options;
       options.border = border;
       std::lock_guard lock(DeviceHub::instance().job_mutex());
-      const int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
+      int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
       promise.setProgressRange(0, total);
+      // More runs, up to kMaxRuns, while a device count's runs spread too widely to give a figure.
       out.result = measure_speedup(
-          src, chain, devices, options, repeats, [&promise](int done, int) { promise.setProgressValue(done); },
-          cancel.get(), &DeviceHub::host_allocator());
+          src, chain, devices, options, repeats,
+          [&promise, &total](int done, int planned) {
+            if (planned + 1 != total) promise.setProgressRange(0, total = planned + 1);
+            promise.setProgressValue(done);
+          },
+          cancel.get(), &DeviceHub::host_allocator(), std::max(repeats, kMaxRuns));
       // One more run on every device, for the panel and the timeline.
       options.cancel = cancel.get();
       out.last_job = std::make_shared<JobReport>();
@@ -261,8 +273,9 @@ void SpeedupDialog::show_result() {
     delete old;
   }
   if (!result_.explanation.empty())
-    explanation_->setText(QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound),
-                                                        QString::fromStdString(result_.explanation)));
+    explanation_->setText(result_.noisy ? QString::fromStdString(result_.explanation)
+                                        : QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound),
+                                                                        QString::fromStdString(result_.explanation)));
   table_->setRowCount(static_cast<int>(result_.points.size()));
   for (int i = 0; i < static_cast<int>(result_.points.size()); ++i) {
     const SpeedupPoint& p = result_.points[static_cast<std::size_t>(i)];
@@ -271,6 +284,7 @@ void SpeedupDialog::show_result() {
     const QStringList cells = {QStringLiteral("%1 (%2)").arg(p.device_count).arg(ids.join(QStringLiteral(", "))),
                                QStringLiteral("%1 ms").arg(p.median_s * 1e3, 0, 'f', 2),
                                QStringLiteral("%1 – %2 ms").arg(p.min_s * 1e3, 0, 'f', 2).arg(p.max_s * 1e3, 0, 'f', 2),
+                               tr("%1 · %2%").arg(p.runs).arg(100 * p.spread, 0, 'f', 0),
                                QString::number(p.megapixels_per_s, 'f', 0),
                                QStringLiteral("%1×").arg(p.speedup, 0, 'f', 2),
                                QStringLiteral("%1×").arg(p.ideal, 0, 'f', 0)};
