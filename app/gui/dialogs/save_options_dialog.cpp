@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 
 #include "tilefilter/io/codec.hpp"
@@ -76,6 +77,14 @@ int SaveOptionsDialog::quality() const { return quality_->value(); }
 
 void SaveOptionsDialog::update_state() {
   const QString ext = QFileInfo(path()).suffix().toLower();
+  // The format list follows a typed extension (as GIMP's Export As does); an unknown one leaves it.
+  const int typed = type_->findData(ext == "jpeg"   ? QStringLiteral("jpg")
+                                    : ext == "tiff" ? QStringLiteral("tif")
+                                                    : ext);
+  if (typed >= 0 && typed != type_->currentIndex()) {
+    const QSignalBlocker block(type_);
+    type_->setCurrentIndex(typed);
+  }
   quality_->setEnabled(ext == "jpg" || ext == "jpeg" || ext == "webp");
   std::string why;
   const bool ok = !path().isEmpty() && can_encode(path().toStdString(), format_, &why);

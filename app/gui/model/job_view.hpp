@@ -26,6 +26,12 @@ struct JobView {
 JobView job_view(const JobReport& report, const QString& title, std::size_t pixel_bytes);
 JobView job_view(const BatchReport& report, const QString& title);
 
+// One line naming what bounded the job — decode/encode, upload or download, the kernel (CPU compute
+// included), or idle waiting — from its records, the timings core's reports and the CLI's summary
+// are made of: the stage pool (decode threads, encode threads, device lanes) busy the largest share
+// of the wall time bounds it; none busy half the time means the job mostly waited.
+QString bound_line(const JobView& job);
+
 // Earliest record start, so that a timeline starts at the job's first work.
 double first_start(const std::vector<StageRecord>& records);
 

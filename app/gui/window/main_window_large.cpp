@@ -153,8 +153,7 @@ void MainWindow::show_detail() {
         timing_label_->setText(tr("Preview: %1").arg(what));
         const JobView job =
             job_view(*d.report, tr("Preview of %1 · %2").arg(document_.display_name(), what), d.pixel_bytes);
-        devices_->show_job(job);
-        timeline_->set_job(job);
+        show_job(job);
       }
     }
   }
@@ -292,6 +291,8 @@ void MainWindow::finish_save_large() {
   const std::shared_ptr<StreamReport> report = std::exchange(stream_report_, nullptr);
   save_cancel_.reset();
   document_.mark_saved(saving_path_);
+  remember_save_folder(saving_path_);
+  clear_error();
   show_stream_job(*report, tr("Save"));
   statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
   emit saved(saving_path_);
@@ -310,8 +311,7 @@ void MainWindow::show_stream_job(const StreamReport& r, const QString& what) {
   timing_label_->setText(tr("%1: %2").arg(what, split));
   const JobView job =
       job_view(r.job, tr("%1 of %2 · %3").arg(what, document_.display_name(), split), r.format.pixel_bytes());
-  devices_->show_job(job);
-  timeline_->set_job(job);
+  show_job(job);
 }
 
 }  // namespace tf::gui
