@@ -7,6 +7,7 @@ target_include_directories(tf_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)
 # The I/O layer: each format's reader and writer, and streaming apply.
 tf_add_suite(tf_io_tests
   SOURCES core/test_io_tiff.cpp core/test_io_png_jpeg.cpp core/test_io_stream.cpp core/test_overview.cpp
+          core/test_jpeg_coding.cpp
   LABELS core io)
 target_include_directories(tf_io_tests PRIVATE ${PROJECT_SOURCE_DIR}/core/src)
 foreach(lib LIBTIFF LIBPNG LIBJPEG LIBEXIF ZSTD TURBOJPEG)

@@ -265,9 +265,13 @@ std::string bundled_folder(const std::string& what) {
 WriteOptions write_options(const char* metadata_from, int quality, const char* compression, Metadata* metadata) {
   WriteOptions o;
   require(quality >= 0 && quality <= 100, fmt::format("--quality {}: use 1-100", quality));
-  o.quality = quality == 0 ? 95 : quality;
+  o.quality = quality;
   parse_compression(compression ? compression : "", o);
-  if (metadata_from && *metadata_from) *metadata = open_image(metadata_from)->info().metadata;
+  if (metadata_from && *metadata_from) {
+    const ImageInfo info = open_image(metadata_from)->info();
+    *metadata = info.metadata;
+    keep_input_coding(o, info.jpeg);  // a JPEG source's quality and subsampling
+  }
   return o;
 }
 

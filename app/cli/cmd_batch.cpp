@@ -34,7 +34,8 @@ struct BatchArgs {
   bool recursive = false;
   std::vector<std::string> exclude;
   std::string format = "same";
-  int quality = 95;
+  int quality = 0;          // 0 = the input's
+  std::string subsampling;  // empty = the input's
   bool strip = false;
   int jobs = 0, decode_threads = 0, encode_threads = 0;
   bool resume = false;
@@ -208,6 +209,11 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
                static const std::string none;
                return f.encode_s > 0 && !is_gpu_codec(f.encoder) ? f.encoder : none;
              }));
+  if (r.memory_bound())
+    fmt::print(
+        "memory: the budget of {:.0f} MiB set the pace, not the devices (threads waited {} for room; "
+        "--memory raises it)\n",
+        r.max_inflight_bytes / 1048576.0, seconds(r.memory_wait_s));
   const std::size_t shown = 20;
   if (!r.skipped.empty()) {
     fmt::print("skipped:\n");
@@ -227,6 +233,7 @@ void run(const BatchArgs& a) {
   o.exclude = a.exclude;
   o.format = a.format;
   o.quality = a.quality;
+  if (!a.subsampling.empty()) o.subsampling = parse_subsampling(a.subsampling);
   o.strip = a.strip;
   o.decode_threads = a.decode_threads ? a.decode_threads : a.jobs;
   o.encode_threads = a.encode_threads ? a.encode_threads : a.jobs;
@@ -329,7 +336,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--format", a->format, "output format: same, png, jpg or tiff")
       ->check(CLI::IsMember({"same", "png", "jpg", "jpeg", "tiff", "tif"}))
       ->capture_default_str();
-  cmd->add_option("--quality", a->quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
+  add_jpeg_flags(*cmd, a->quality, a->subsampling);
   cmd->add_flag("--strip", a->strip, "drop EXIF, ICC profile and XMP (copied to the outputs by default)");
   cmd->add_option("-j,--jobs", a->jobs, "decode threads and encode threads (default: one of each per core)")
       ->check(CLI::Range(1, 1024));
@@ -341,7 +348,8 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--report", a->report,
                   "write a JSON report: every file with status, sizes, timings, codecs; per-device totals");
   cmd->add_option("--memory", a->memory,
-                  "cap on decoded and filtered pixels in flight, e.g. 2G (default: from the machine's memory)")
+                  "cap on decoded and filtered pixels (and compressed bytes) in flight, e.g. 2G (default: 1.5G, "
+                  "less where the machine has less than 6G)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--host-memory", a->host_memory,
                   "decoded images in pinned or pageable host memory when a GPU filters them")

@@ -44,7 +44,7 @@ void add_generate(CLI::App& app) {
     WriteFlags write;
   };
   auto a = std::make_shared<Args>();
-  a->write.quality = 92;
+  a->write.subsampling = "420";  // as cameras and phones write their photos
   auto* cmd = app.add_subcommand("generate", "write a generated test image (photo-like content, chart or noise)");
   cmd->add_option("output", a->output, "output image")->required();
   cmd->add_option("--size", a->size, "WxH")->capture_default_str();

@@ -51,8 +51,20 @@ void print_startup_steps() {
   fmt::print(stderr, "[startup] {:7.3f} s  now\n", process_seconds());
 }
 
+void add_jpeg_flags(CLI::App& cmd, int& quality, std::string& subsampling) {
+  cmd.add_option("--quality", quality,
+                 fmt::format("JPEG/WebP quality 1-100 (default: a JPEG input's, estimated from its quantisation "
+                             "tables; {} for other inputs)",
+                             kDefaultQuality))
+      ->check(CLI::Range(1, 100));
+  cmd.add_option("--subsampling", subsampling,
+                 "JPEG chroma subsampling: 444, 422 or 420 (default: a JPEG input's; else 444 from quality 90, "
+                 "420 below)")
+      ->check(CLI::IsMember({"444", "422", "420", "4:4:4", "4:2:2", "4:2:0"}));
+}
+
 void add_write_flags(CLI::App& cmd, WriteFlags& f) {
-  cmd.add_option("--quality", f.quality, "JPEG/WebP quality 1-100")->capture_default_str()->check(CLI::Range(1, 100));
+  add_jpeg_flags(cmd, f.quality, f.subsampling);
   cmd.add_option("--compression", f.compression,
                  "TIFF: none, deflate, lzw, zstd, packbits or jpeg, optionally with a level (deflate:9) or a JPEG "
                  "quality (jpeg:90, else --quality); PNG: zlib level 0-9 (default: TIFF keeps the input's "
@@ -111,6 +123,7 @@ TileSize parse_size(const std::string& text, const std::string& flag) {
 WriteOptions write_options(const WriteFlags& f) {
   WriteOptions o;
   o.quality = f.quality;
+  if (!f.subsampling.empty()) o.subsampling = parse_subsampling(f.subsampling);
   o.bigtiff = f.bigtiff;
   o.strip = f.strip;
   o.tiff_pyramid = f.tiff_pyramid;

@@ -40,7 +40,8 @@ std::string bundled_folder(const std::string& what);
 
 // How outputs are written: the options a user of vips or magick expects.
 struct WriteFlags {
-  int quality = 95;
+  int quality = 0;          // 0 = the input's
+  std::string subsampling;  // JPEG: 444, 422 or 420; empty = the input's
   std::string compression;  // TIFF method[:level] or a PNG/deflate level 0-9
   bool bigtiff = false;
   std::string tiff_tile;  // WxH; empty = strips
@@ -48,6 +49,8 @@ struct WriteFlags {
   bool strip = false;
 };
 void add_write_flags(CLI::App& cmd, WriteFlags& flags);
+// --quality and --subsampling (JPEG), for add_write_flags and `batch`.
+void add_jpeg_flags(CLI::App& cmd, int& quality, std::string& subsampling);
 // Throws tf::Error naming the flag.
 WriteOptions write_options(const WriteFlags& flags);
 // "WxH" or "N" into positive sizes; throws tf::Error naming `flag`.

@@ -188,6 +188,7 @@ TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {
   EXPECT_GT(counting.allocations, 0u) << "decoded pixels go to the given allocator when a GPU is used";
   EXPECT_LT(counting.allocations, static_cast<std::size_t>(count)) << "buffers are recycled";
   EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
+  EXPECT_GT(r.memory_wait_s, 0.0) << "three decode threads on a budget of two and a half files wait for room";
   EXPECT_LE(counting.peak, o.max_inflight_bytes + o.max_inflight_bytes / 4 + 2 * image_bytes)
       << "everything held stays near the budget, far below the folder's " << count * 2 * image_bytes << " bytes";
   EXPECT_EQ(counting.outstanding, 0u);

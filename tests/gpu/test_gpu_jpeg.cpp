@@ -320,6 +320,13 @@ TEST(GpuJpeg, BatchSendsWhatTheGpuCannotTakeToTheCpu) {
     std::cout << fmt::format("[gpu-jpeg] batch {} ({} / {}): max {} against --codec cpu\n", name, f.decoder, f.encoder,
                              d.max_abs);
     EXPECT_LE(d.max_abs, 48.0);  // two different JPEG encoders' losses; the mean is what matters
+    // Written like its input: its quality (nvJPEG's tables may round one step off libjpeg's) and subsampling.
+    const JpegCoding in = open_image(f.input)->info().jpeg, out_gpu = info.jpeg;
+    const JpegCoding out_cpu = open_image(cpu.files[i].output)->info().jpeg;
+    EXPECT_NEAR(out_gpu.quality, in.quality, 1) << "gpu";
+    EXPECT_EQ(out_cpu.quality, in.quality) << "cpu";
+    EXPECT_EQ(out_gpu.subsampling, in.subsampling) << "gpu";
+    EXPECT_EQ(out_cpu.subsampling, in.subsampling) << "cpu";
     if (name == "f_meta.jpg") {
       EXPECT_EQ(info.metadata.orientation, 6);
       EXPECT_EQ(info.metadata.xmp, md.xmp);

@@ -26,12 +26,14 @@ class MemoryBudget {
   void release(std::size_t n);
   std::size_t cap() const { return cap_; }
   std::size_t peak() const;
+  double waited_s() const;  // the time threads spent waiting for room, summed over the threads
 
  private:
   const std::size_t cap_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::size_t used_ = 0, peak_ = 0;
+  double waited_s_ = 0;
 };
 
 // Budget bytes held by one file; given back when the file leaves the pipeline (or part of it

@@ -69,6 +69,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
     out.encode_threads += part.encode_threads;
     out.max_inflight_bytes += part.max_inflight_bytes;
     out.peak_inflight_bytes += part.peak_inflight_bytes;
+    out.memory_wait_s += part.memory_wait_s;
     out.cancelled = out.cancelled || part.cancelled;
     out.ranks.push_back(std::move(sum));
   }

@@ -114,6 +114,7 @@ BatchReport BatchRun::run() {
   report.encode_threads = encode_threads();
   report.max_inflight_bytes = budget_.cap();
   report.peak_inflight_bytes = budget_.peak();
+  report.memory_wait_s = budget_.waited_s();
   if (debug_log())
     std::fprintf(stderr, "[batch] peak in flight %.1f MiB of %.1f MiB\n", budget_.peak() / 1048576.0,
                  budget_.cap() / 1048576.0);
@@ -206,8 +207,8 @@ namespace {
 // The checks that fail a batch before anything is read, then the walk of IN_DIR (nothing written).
 BatchPlan walk_batch(const BatchOptions& options) {
   if (!options.filters.empty()) (void)parse_chain(options.filters);  // a bad filter fails the job before the walk
-  if (options.quality < 1 || options.quality > 100)
-    throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100");
+  if (options.quality < 0 || options.quality > 100)
+    throw Error(ErrorKind::InvalidArgument, "quality must be between 1 and 100 (0: the input's)");
   return plan_batch(options);
 }
 

@@ -156,6 +156,7 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
   if (!budget_.acquire(w.bytes.size() + back, [this] { return aborting(); })) return discard(i), true;
   w.charge = Charge(&budget_, w.bytes.size() + back);
   w.info.metadata = std::move(header.metadata);
+  w.info.jpeg = header.coding;
   w.info.stored_channels = format.channels;
   r.width = header.width;
   r.height = header.height;

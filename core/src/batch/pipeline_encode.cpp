@@ -35,6 +35,7 @@ void BatchRun::encode_loop(int lane) {
       const double t0 = tel_.now(), c0 = thread_cpu_s();
       EncodeOptions eo;
       eo.quality = opt_.quality;
+      eo.subsampling = opt_.subsampling;
       eo.strip = opt_.strip;
       eo.gray_alpha = w->info.stored_channels == 2;
       keep_input_compression(eo, w->info);

@@ -103,7 +103,12 @@ void BatchRun::gpu_loop(std::size_t g) {
       job.chain = &chain_;
       job.border = opt_.job.border;
       job.encode = is_jpeg_path(plan_.items[i].output);
-      job.quality = opt_.quality;
+      WriteOptions coding;  // the input's quality and subsampling, unless the user chose
+      coding.quality = opt_.quality;
+      coding.subsampling = opt_.subsampling;
+      keep_input_coding(coding, w.info.jpeg);
+      job.quality = jpeg_quality(coding);
+      job.subsampling = coding.subsampling;
       jobs.push_back(std::move(job));
     }
     for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].allocator = &allocs[k];

@@ -140,6 +140,8 @@ std::string batch_report_json(const BatchReport& r) {
       {"codec", codec_summary(r)},
       {"max_inflight_bytes", r.max_inflight_bytes},
       {"peak_inflight_bytes", r.peak_inflight_bytes},
+      {"memory_wait_s", r.memory_wait_s},
+      {"memory_bound", r.memory_bound()},
       {"device_note", r.device_note},
       {"notes", r.notes},
       {"startup", startup_json()},

@@ -125,7 +125,7 @@ std::optional<Image> decode(std::span<const unsigned char> bytes, const std::str
   return img;
 }
 
-std::vector<unsigned char> encode(const ImageView& image, int quality) {
+std::vector<unsigned char> encode(const ImageView& image, const WriteOptions& options) {
   const int c = image.format.channels;
   if (image.format.type != PixelType::U8 || (c != 1 && c != 3 && c != 4))
     throw Error(ErrorKind::InvalidArgument,
@@ -133,11 +133,12 @@ std::vector<unsigned char> encode(const ImageView& image, int quality) {
   tjhandle tj = thread_handle(true);
   // RGBX: the fourth byte is skipped, so RGBA is written as its RGB, as stb writes it.
   const int pixel_format = c == 1 ? TJPF_GRAY : c == 3 ? TJPF_RGB : TJPF_RGBX;
-  // Full-resolution colour (4:4:4) from quality 90: whoever asks for that much wants the detail,
-  // and halved chroma would then be the largest error, as colour fringes on the sharp edges that
-  // these filters make. Below 90 file size matters more and 4:2:0 saves about a third of it.
-  // (stb switches at the same place, but keeps 4:2:0 at exactly 90.)
-  const int subsampling = c == 1 ? TJSAMP_GRAY : quality >= 90 ? TJSAMP_444 : TJSAMP_420;
+  const int quality = jpeg_quality(options);
+  const ChromaSubsampling s = jpeg_subsampling(options, c == 1 ? 1 : 3);
+  const int subsampling = c == 1                         ? TJSAMP_GRAY
+                          : s == ChromaSubsampling::S420 ? TJSAMP_420
+                          : s == ChromaSubsampling::S422 ? TJSAMP_422
+                                                         : TJSAMP_444;
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
   const int rc =
@@ -152,7 +153,7 @@ bool available() { return false; }
 std::optional<Image> decode(std::span<const unsigned char>, const std::string&, const Limits&, const PixelAllocator&) {
   return std::nullopt;
 }
-std::vector<unsigned char> encode(const ImageView&, int) {
+std::vector<unsigned char> encode(const ImageView&, const WriteOptions&) {
   throw Error(ErrorKind::Io, "TurboJPEG is not in this build");
 }
 #endif

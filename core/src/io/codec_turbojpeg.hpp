@@ -21,6 +21,7 @@ std::optional<Image> decode(std::span<const unsigned char> bytes, const std::str
                             const PixelAllocator& alloc);
 
 // 8-bit gray, RGB or RGBA (alpha ignored, as stb does); throws tf::Error (Io) on failure.
-std::vector<unsigned char> encode(const ImageView& image, int quality);
+// JPEG of `image` with jpeg_quality(options) and jpeg_subsampling(options) (io.hpp).
+std::vector<unsigned char> encode(const ImageView& image, const WriteOptions& options);
 
 }  // namespace tf::turbojpeg_codec

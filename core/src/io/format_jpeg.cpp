@@ -4,8 +4,9 @@
 // so the pixels equal TurboJPEG's bit for bit. A single-scan (baseline) file streams with one
 // row buffer; a progressive or multi-scan file is gathered by libjpeg as whole-image DCT
 // coefficients at open (about two bytes a sample), so it is checked against limits.max_pixels.
-// Writing matches tjCompress2 (same quality tables, DCT method, 4:4:4 from quality 90, else
-// 4:2:0; RGBA written as its RGB), one scanline at a time.
+// Writing matches tjCompress2 (same quality tables, DCT method; RGBA written as its RGB) with the
+// quality and subsampling of jpeg_quality / jpeg_subsampling (io.hpp), one scanline at a time. A
+// file's quality is estimated from its quantisation tables (estimate_jpeg_quality).
 //
 // libjpeg reports errors through error_exit, which must not return: it longjmps back to the
 // setjmp in jpeg_ok() around each call into libjpeg; no C++ exception crosses libjpeg's frames.
@@ -216,6 +217,33 @@ JpegMarkers jpeg_markers(const Metadata& metadata) {
   return m;
 }
 
+// The luma component's sampling factors (chroma at 1x1) that give `s`.
+std::pair<int, int> luma_sampling(ChromaSubsampling s) {
+  switch (s) {
+    case ChromaSubsampling::S420: return {2, 2};
+    case ChromaSubsampling::S422: return {2, 1};
+    default: return {1, 1};
+  }
+}
+
+// The quality of the tables a header set, and the subsampling of its frame (after a start-of-frame).
+JpegCoding coding_of(j_decompress_ptr cinfo, bool has_frame) {
+  JpegCoding c;
+  const JQUANT_TBL* luma = cinfo->quant_tbl_ptrs[0];
+  const JQUANT_TBL* chroma = cinfo->quant_tbl_ptrs[1];
+  if (!luma) return c;
+  c.quality = estimate_jpeg_quality(luma->quantval, chroma ? chroma->quantval : nullptr);  // natural order
+  if (!has_frame || cinfo->num_components != 3) return c;
+  const jpeg_component_info* comp = cinfo->comp_info;
+  const bool chroma_full = comp[1].h_samp_factor == 1 && comp[1].v_samp_factor == 1 && comp[2].h_samp_factor == 1 &&
+                           comp[2].v_samp_factor == 1;
+  const int h = comp[0].h_samp_factor, v = comp[0].v_samp_factor;
+  if (chroma_full && h == 1 && v == 1) c.subsampling = ChromaSubsampling::S444;
+  else if (chroma_full && h == 2 && v == 1) c.subsampling = ChromaSubsampling::S422;
+  else c.subsampling = ChromaSubsampling::S420;  // 4:2:0, and the rarer 4:4:0 / 4:1:1 kept at a quarter of the chroma
+  return c;
+}
+
 class JpegReader final : public ImageReader {
  public:
   // `scale` (1, 2, 4 or 8): libjpeg's DCT scaling, the image 1/scale a side (rounded up); the
@@ -256,6 +284,7 @@ class JpegReader final : public ImageReader {
     s.cinfo.scale_num = 1;
     s.cinfo.scale_denom = static_cast<unsigned int>(scale);
     read_metadata();
+    info_.jpeg = coding_of(cinfo, true);
     if (!jpeg_ok(s.err, [&] { jpeg_start_decompress(cinfo); })) fail();
     if (static_cast<int>(s.cinfo.output_components) != (cmyk_ ? 4 : channels) || s.cinfo.output_width == 0 ||
         s.cinfo.output_height == 0)
@@ -367,8 +396,9 @@ class JpegWriter final : public ImageWriter {
     const JpegMarkers markers = options.strip ? JpegMarkers{} : jpeg_markers(metadata);
     const std::vector<unsigned char>&exif_marker = markers.exif, &xmp_marker = markers.xmp, &icc = markers.icc;
 
-    const int quality = std::clamp(options.quality, 1, 100);
     const int c = format.channels;
+    const int quality = jpeg_quality(options);
+    const auto [luma_h, luma_v] = luma_sampling(jpeg_subsampling(options, c == 1 ? 1 : 3));
     JpegWriteState& s = state_;
     install(s.err);
     s.cinfo.err = &s.err.pub;
@@ -388,10 +418,8 @@ class JpegWriter final : public ImageWriter {
           // As tjCompress2: the accurate DCT from quality 96, the fast one below.
           cinfo->dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_FASTEST;
           jpeg_set_colorspace(cinfo, c == 1 ? JCS_GRAYSCALE : JCS_YCbCr);
-          // Full-resolution colour (4:4:4) from quality 90, 4:2:0 below: codec_turbojpeg.cpp says why.
-          const int luma = c == 1 || quality >= 90 ? 1 : 2;
-          cinfo->comp_info[0].h_samp_factor = luma;
-          cinfo->comp_info[0].v_samp_factor = luma;
+          cinfo->comp_info[0].h_samp_factor = luma_h;
+          cinfo->comp_info[0].v_samp_factor = luma_v;
           for (int i = 1; i < cinfo->num_components; ++i) {
             cinfo->comp_info[i].h_samp_factor = 1;
             cinfo->comp_info[i].v_samp_factor = 1;
@@ -508,8 +536,76 @@ JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std:
   info.cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
   info.gray = cinfo->jpeg_color_space == JCS_GRAYSCALE;
   if (!read_jpeg_metadata(s.err, cinfo, info.metadata)) fail();
+  info.coding = coding_of(cinfo, true);
   return info;
 }
+
+int estimate_jpeg_quality(const unsigned short* luma, const unsigned short* chroma) {
+  using namespace io;
+  // libjpeg's own tables for every quality (jpeg_set_quality with baseline limits), made once.
+  struct Tables {
+    unsigned short luma[100][DCTSIZE2], chroma[100][DCTSIZE2];
+  };
+  static const Tables tables = [] {
+    Tables t{};
+    JpegWriteState s;
+    install(s.err);
+    s.cinfo.err = &s.err.pub;
+    j_compress_ptr cinfo = &s.cinfo;
+    if (!jpeg_ok(s.err, [&] { jpeg_create_compress(cinfo); })) return t;
+    s.created = true;
+    cinfo->in_color_space = JCS_RGB;
+    cinfo->input_components = 3;
+    for (int q = 1; q <= 100; ++q) {
+      if (!jpeg_ok(s.err, [&] {
+            jpeg_set_defaults(cinfo);
+            jpeg_set_quality(cinfo, q, TRUE);
+          }))
+        return t;
+      for (int k = 0; k < DCTSIZE2; ++k) {
+        t.luma[q - 1][k] = cinfo->quant_tbl_ptrs[0]->quantval[k];
+        t.chroma[q - 1][k] = cinfo->quant_tbl_ptrs[1]->quantval[k];
+      }
+    }
+    return t;
+  }();
+  int best = 0;
+  long best_distance = -1;
+  for (int q = 1; q <= 100; ++q) {
+    long d = 0;
+    for (int k = 0; k < DCTSIZE2; ++k) {
+      d += std::labs(static_cast<long>(luma[k]) - tables.luma[q - 1][k]);
+      if (chroma) d += std::labs(static_cast<long>(chroma[k]) - tables.chroma[q - 1][k]);
+    }
+    if (best_distance < 0 || d <= best_distance) {  // ties: the higher quality
+      best_distance = d;
+      best = q;
+    }
+  }
+  return best;
+}
+
+namespace io {
+
+JpegCoding jpeg_header_coding(std::span<const unsigned char> bytes) {
+  JpegReadState s;
+  install(s.err);
+  s.cinfo.err = &s.err.pub;
+  j_decompress_ptr cinfo = &s.cinfo;
+  if (!jpeg_ok(s.err, [&] { jpeg_create_decompress(cinfo); })) return {};
+  s.created = true;
+  const unsigned char* data = bytes.data();
+  const auto size = static_cast<unsigned long>(bytes.size());
+  int kind = 0;
+  if (!jpeg_ok(s.err, [&] {
+        jpeg_mem_src(cinfo, data, size);
+        kind = jpeg_read_header(cinfo, FALSE);
+      }))
+    return {};
+  return coding_of(cinfo, kind == JPEG_HEADER_OK);
+}
+
+}  // namespace io
 
 std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata) {
   using namespace io;
@@ -556,6 +652,10 @@ JpegStreamInfo jpeg_stream_info(std::span<const unsigned char>, const std::strin
 std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char>, const Metadata&) {
   throw Error(ErrorKind::Internal, "this build has no libjpeg to write JPEG metadata");
 }
+int estimate_jpeg_quality(const unsigned short*, const unsigned short*) { return 0; }
+namespace io {
+JpegCoding jpeg_header_coding(std::span<const unsigned char>) { return {}; }
+}  // namespace io
 
 #endif  // TF_HAVE_LIBJPEG
 

@@ -231,25 +231,28 @@ Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> 
   throw Error(ErrorKind::InvalidArgument, fmt::format("no JPEG codec '{}' in this build", codec));
 }
 
-std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality) {
+std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality,
+                                            ChromaSubsampling subsampling) {
   if (image.format.type != PixelType::U8)
     throw Error(ErrorKind::InvalidArgument, fmt::format("JPEG holds 8-bit pixels, not {}", to_string(image.format)));
-  quality = std::clamp(quality, 1, 100);
-  if (codec == "stb") return encode_with_stb(".jpg", image, quality);
-  if (codec == "turbojpeg" && have_turbojpeg()) return turbojpeg_codec::encode(image, quality);
+  WriteOptions o;
+  o.quality = std::clamp(quality, 1, 100);
+  o.subsampling = subsampling;
+  if (codec == "stb") return encode_with_stb(".jpg", image, o.quality);
+  if (codec == "turbojpeg" && have_turbojpeg()) return turbojpeg_codec::encode(image, o);
   throw Error(ErrorKind::InvalidArgument, fmt::format("no JPEG codec '{}' in this build", codec));
 }
 
-std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, int quality) {
+std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, const WriteOptions& options) {
   std::string why;
   if (!can_encode_whole(path, image.format, &why))
     throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   const auto ext = extension_of(path);
-  quality = std::clamp(quality, 1, 100);
+  const int quality = jpeg_quality(options);
   const std::string codec = whole_encoder_for(path, image.format);
   std::vector<unsigned char> bytes;
   try {
-    bytes = codec == "turbojpeg" ? turbojpeg_codec::encode(image, quality)
+    bytes = codec == "turbojpeg" ? turbojpeg_codec::encode(image, options)
             : codec == "stb"     ? encode_with_stb(ext, image, quality)
                                  : opencv_codecs::encode(ext, image, quality);
   } catch (const Error& e) {

@@ -24,6 +24,6 @@ Image decode_memory_whole(std::span<const unsigned char> bytes, const std::strin
 bool can_encode_whole(const std::string& path, const Format& format, std::string* why);
 std::string whole_encoder_for(const std::string& path, const Format& format);
 // The encoded bytes for `path`'s format. Throws tf::Error naming `path`.
-std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, int quality);
+std::vector<unsigned char> encode_whole(const std::string& path, const ImageView& image, const WriteOptions& options);
 
 }  // namespace tf

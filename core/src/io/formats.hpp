@@ -36,4 +36,8 @@ namespace tf::io {
 // The streaming format in this build that writes files with this extension (".tif"), or nullptr.
 const FormatCodec* format_for_extension(const std::string& ext);
 
+// The quality and subsampling of a JPEG stream's header, or of a tables-only stream (a TIFF's
+// JPEGTables: quality alone); JpegCoding{} when libjpeg cannot read it (or this build has no libjpeg).
+JpegCoding jpeg_header_coding(std::span<const unsigned char> bytes);
+
 }  // namespace tf::io

@@ -51,8 +51,8 @@ class WholeReader final : public ImageReader {
 // (BMP, TGA, HDR, WebP, PFM through stb / OpenCV) get no metadata.
 class WholeWriter final : public ImageWriter {
  public:
-  WholeWriter(std::string path, int width, int height, Format format, int quality)
-      : path_(std::move(path)), image_(width, height, format), quality_(quality) {}
+  WholeWriter(std::string path, int width, int height, Format format, const WriteOptions& options)
+      : path_(std::move(path)), image_(width, height, format), options_(options) {}
 
   void write_rows(const ImageView& rows) override {
     if (next_row_ + rows.height > image_.height())
@@ -65,13 +65,13 @@ class WholeWriter final : public ImageWriter {
     if (next_row_ != image_.height())
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("{}: {} of {} rows written", path_, next_row_, image_.height()));
-    write_file_atomically(path_, encode_whole(path_, image_.view(), quality_));
+    write_file_atomically(path_, encode_whole(path_, image_.view(), options_));
   }
 
  private:
   std::string path_;
   Image image_;
-  int quality_;
+  WriteOptions options_;
   int next_row_ = 0;
 };
 
@@ -111,15 +111,58 @@ std::unique_ptr<ImageWriter> create_image(const std::string& path, int width, in
   if (!(f ? f->can_write(format, &why) : can_encode_whole(path, format, &why)))
     throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
   if (f) return f->create(path, width, height, format, metadata, options);
-  return std::make_unique<WholeWriter>(path, width, height, format, options.quality);
+  return std::make_unique<WholeWriter>(path, width, height, format, options);
 }
 
 bool writer_streams(const std::string& path) { return io::format_for_extension(extension_of(path)) != nullptr; }
 
 void keep_input_compression(WriteOptions& options, const ImageInfo& input) {
+  keep_input_coding(options, input.jpeg);
   if (!options.compression.empty() || input.codec != "libtiff" || input.compression.empty()) return;
   options.compression = input.compression;
   options.compression_from_input = true;
+}
+
+void keep_input_coding(WriteOptions& options, const JpegCoding& input) {
+  if (options.quality == 0 && input.quality > 0) options.quality = input.quality;
+  if (options.subsampling == ChromaSubsampling::FromInput) {
+    options.subsampling = input.subsampling;
+    options.jpeg_rgb = input.rgb;
+  }
+}
+
+int jpeg_quality(const WriteOptions& options) {
+  return options.quality == 0 ? kDefaultQuality : std::clamp(options.quality, 1, 100);
+}
+
+ChromaSubsampling jpeg_subsampling(const WriteOptions& options, int channels) {
+  if (channels == 1) return ChromaSubsampling::S444;
+  if (options.subsampling != ChromaSubsampling::FromInput) return options.subsampling;
+  // Full-resolution colour from quality 90, as libjpeg-turbo's cjpeg and ImageMagick choose: whoever
+  // asks for that much wants the detail.
+  return jpeg_quality(options) >= 90 ? ChromaSubsampling::S444 : ChromaSubsampling::S420;
+}
+
+ChromaSubsampling parse_subsampling(const std::string& text) {
+  std::string digits;
+  for (char c : text)
+    if (c != ':') digits += c;
+  if (digits == "444") return ChromaSubsampling::S444;
+  if (digits == "422") return ChromaSubsampling::S422;
+  if (digits == "420") return ChromaSubsampling::S420;
+  if (text == "input" || text == "same") return ChromaSubsampling::FromInput;
+  throw Error(ErrorKind::InvalidArgument,
+              fmt::format("subsampling '{}': choose 444, 422, 420 or input (the input's)", text));
+}
+
+const char* to_string(ChromaSubsampling s) {
+  switch (s) {
+    case ChromaSubsampling::S444: return "4:4:4";
+    case ChromaSubsampling::S422: return "4:2:2";
+    case ChromaSubsampling::S420: return "4:2:0";
+    case ChromaSubsampling::FromInput: break;
+  }
+  return "input";
 }
 
 std::unique_ptr<ImageReader> ImageReader::open_level(int index) const {

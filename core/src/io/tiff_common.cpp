@@ -1,9 +1,14 @@
 // The helpers both halves of the libtiff format share (tiff_common.hpp).
 #include "tiff_common.hpp"
 
+#include "formats.hpp"
+
 #ifdef TF_HAVE_LIBTIFF
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -52,6 +57,39 @@ std::string reason(const TiffMessages& m, const std::string& path, const char* f
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why) {
   throw Error(kind, fmt::format("{}: {}", path, why));
+}
+
+JpegCoding jpeg_coding(TIFF* t, int photometric) {
+  JpegCoding c;
+  std::uint32_t count = 0;
+  void* tables = nullptr;
+  if (TIFFGetField(t, TIFFTAG_JPEGTABLES, &count, &tables) && tables && count > 0) {
+    c = jpeg_header_coding({static_cast<const unsigned char*>(tables), count});
+  } else {
+    // The tables lead the stream: its first 64 KiB hold them.
+    std::uint64_t* counts = nullptr;
+    const bool tiled = TIFFIsTiled(t);
+    const std::uint64_t size =
+        TIFFGetField(t, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) && counts ? counts[0] : 0;
+    std::vector<unsigned char> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 64 << 10)));
+    const tmsize_t got = head.empty() ? 0
+                         : tiled      ? TIFFReadRawTile(t, 0, head.data(), static_cast<tmsize_t>(head.size()))
+                                      : TIFFReadRawStrip(t, 0, head.data(), static_cast<tmsize_t>(head.size()));
+    if (got > 0) c = jpeg_header_coding({head.data(), static_cast<std::size_t>(got)});
+  }
+  if (photometric == PHOTOMETRIC_RGB) {
+    c.rgb = true;
+    c.subsampling = ChromaSubsampling::S444;
+  } else if (photometric == PHOTOMETRIC_YCBCR) {
+    std::uint16_t h = 2, v = 2;
+    TIFFGetFieldDefaulted(t, TIFFTAG_YCBCRSUBSAMPLING, &h, &v);
+    c.subsampling = h == 1 && v == 1   ? ChromaSubsampling::S444
+                    : h == 2 && v == 1 ? ChromaSubsampling::S422
+                                       : ChromaSubsampling::S420;
+  } else {
+    c.subsampling = ChromaSubsampling::FromInput;
+  }
+  return c;
 }
 
 }  // namespace tf::io::tiff

@@ -10,6 +10,7 @@
 #include <tiffio.h>
 
 #include "metadata.hpp"
+#include "tilefilter/io/io.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::io::tiff {
@@ -30,6 +31,10 @@ TIFF* open_tiff(const std::string& path, const char* mode, TiffMessages* msgs);
 
 // "<reason>" from libtiff without a repeated file name in front.
 std::string reason(const TiffMessages& m, const std::string& path, const char* fallback);
+
+// A JPEG-compressed image's coding: the quality of its tables (the JPEGTables tag, else the first
+// strip's or tile's own stream), its YCbCr subsampling, or RGB storage (`photometric`).
+JpegCoding jpeg_coding(TIFF* t, int photometric);
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& why);
 

@@ -196,6 +196,8 @@ class TiffReader final : public ImageReader {
     spp_ = spp;
     if (spp < 1) fail(ErrorKind::Decode, path_, "no samples per pixel");
 
+    if (comp == COMPRESSION_JPEG) info_.jpeg = jpeg_coding(t, photo);
+
     // Colour model.
     int colors = 0;
     switch (photo) {

@@ -32,7 +32,7 @@ void set_sample_tags(TIFF* t, const UnitSetup& s) {
     TIFFSetField(t, TIFFTAG_JPEGTABLESMODE, 0);  // every unit carries its own tables
     if (s.photometric() == PHOTOMETRIC_YCBCR) {
       float reference[6] = {0, 255, 128, 255, 128, 255};  // full-range YCbCr, as libjpeg codes it
-      TIFFSetField(t, TIFFTAG_YCBCRSUBSAMPLING, 2, 2);
+      TIFFSetField(t, TIFFTAG_YCBCRSUBSAMPLING, s.ycbcr_h, s.ycbcr_v);
       TIFFSetField(t, TIFFTAG_REFERENCEBLACKWHITE, reference);
     }
   }

@@ -22,8 +22,10 @@ struct UnitSetup {
   bool tiled = false;
   int spp = 1, bits = 8, sample_format = SAMPLEFORMAT_UINT, compression = COMPRESSION_NONE, predictor = PREDICTOR_NONE,
       level = -1;
+  bool jpeg_rgb = false;         // JPEG: RGB samples (photometric RGB) instead of YCbCr
+  int ycbcr_h = 2, ycbcr_v = 2;  // JPEG as YCbCr: the chroma subsampling (2, 2 = 4:2:0)
   int photometric() const {
-    if (compression == COMPRESSION_JPEG && spp == 3) return PHOTOMETRIC_YCBCR;
+    if (compression == COMPRESSION_JPEG && spp == 3 && !jpeg_rgb) return PHOTOMETRIC_YCBCR;
     return spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
   }
 };

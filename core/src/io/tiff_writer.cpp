@@ -63,8 +63,14 @@ class TiffWriter final : public ImageWriter {
     const int compression = choose_compression(options, format);
     setup_.compression = compression;
     setup_.level = options.level;
-    if (compression == COMPRESSION_JPEG)
-      setup_.level = options.level >= 1 ? std::min(options.level, 100) : options.quality;
+    if (compression == COMPRESSION_JPEG) {
+      setup_.level = options.level >= 1 ? std::min(options.level, 100) : jpeg_quality(options);
+      setup_.jpeg_rgb = options.jpeg_rgb;
+      // The input's subsampling, or 4:2:0 as vips and libtiff's tools write it.
+      const ChromaSubsampling css = options.subsampling;
+      setup_.ycbcr_h = css == ChromaSubsampling::S444 ? 1 : 2;
+      setup_.ycbcr_v = css == ChromaSubsampling::S444 || css == ChromaSubsampling::S422 ? 1 : 2;
+    }
     setup_.spp = spp_;
     setup_.bits = 8 * bytes_;
     setup_.sample_format = format.type == PixelType::F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT;

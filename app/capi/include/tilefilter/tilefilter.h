@@ -136,7 +136,8 @@ TF_C_API tf_status tf_read(const char* path, const tf_image* dst);
 
 /* A writer that takes rows top to bottom; the file appears under `path` only at tf_writer_finish
  * (temporary file + rename). `metadata_from`, when not NULL, is a file whose EXIF, ICC and XMP are
- * copied into the output. `quality` 1..100 (JPEG, WebP; 0 = 95); `compression` as --compression
+ * copied into the output. `quality` 1..100 (JPEG, WebP; 0 = the quality and chroma subsampling of a
+ * JPEG `metadata_from`, or 92); `compression` as --compression
  * (NULL = the format's default). */
 typedef struct tf_writer tf_writer;
 TF_C_API tf_status tf_writer_new(const char* path, int width, int height, int channels, int type,

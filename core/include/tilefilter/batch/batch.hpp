@@ -20,9 +20,10 @@ struct BatchOptions {
   std::string input_dir, output_dir;
   std::vector<std::string> filters;  // specs, parsed by run_batch; empty = no filter (decode + encode only)
   bool recursive = false;
-  std::vector<std::string> exclude;            // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
-  std::string format = "same";                 // same | png | jpg | tiff
-  int quality = 95;                            // JPEG / WebP, as `tilefilter apply`
+  std::vector<std::string> exclude;  // folders left out of the walk (needed when OUT_DIR lies inside IN_DIR)
+  std::string format = "same";       // same | png | jpg | tiff
+  int quality = 0;                   // JPEG / WebP 1..100; 0 = the input's (92 when not a JPEG)
+  ChromaSubsampling subsampling = ChromaSubsampling::FromInput;  // JPEG: the input's unless set
   bool strip = false;                          // drop EXIF / ICC / XMP instead of copying them to the outputs
   int decode_threads = 0, encode_threads = 0;  // 0 = from the cores
   std::string devices = "all";
@@ -31,7 +32,7 @@ struct BatchOptions {
   JobOptions job;  // border, schedule, faults (progress/cancel here are ignored)
   bool resume = false;
   Limits limits;
-  std::size_t max_inflight_bytes = 0;  // decoded + filtered pixels in flight; 0 = from memory
+  std::size_t max_inflight_bytes = 0;  // decoded + filtered pixels in flight; 0 = default_inflight_bytes()
   long long split_pixels = 0;          // images with at least this many pixels are split across all
                                        // devices; smaller ones go whole to one device. 0 = automatic
   // Where decoded pixels live (the CLI passes tf::cuda::pinned_allocator()); used only when a GPU is
@@ -106,6 +107,8 @@ struct BatchReport {
   double megapixels = 0;
   int decode_threads = 0, encode_threads = 0;
   std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held
+  double memory_wait_s = 0;  // time threads waited for room in the budget, summed over the threads
+  bool memory_bound() const { return memory_wait_s > 0.1 * wall_s; }  // the budget, not the devices, set the pace
   bool cancelled = false;
   // A batch spread over MPI ranks: one entry per rank (the merged report's devices are named
   // "rN:cpu0"); empty for a single process.

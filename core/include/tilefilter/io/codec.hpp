@@ -48,7 +48,9 @@ bool have_turbojpeg();
 // benchmarks that compare the two. Throws tf::Error (InvalidArgument) for a codec not in this build.
 Image decode_jpeg_with(const std::string& codec, std::span<const unsigned char> bytes, const std::string& name,
                        const Limits& limits = {}, const PixelAllocator& alloc = default_allocator());
-std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality);
+// `subsampling` FromInput: the quality's rule (jpeg_subsampling, io.hpp).
+std::vector<unsigned char> encode_jpeg_with(const std::string& codec, const ImageView& image, int quality,
+                                            ChromaSubsampling subsampling = ChromaSubsampling::FromInput);
 
 // A JPEG stream's header (libjpeg; no pixel is decoded): for choosing a decoder. Throws tf::Error
 // (Decode) naming `name` when the bytes hold no readable JPEG header.
@@ -56,6 +58,7 @@ struct JpegStreamInfo {
   int width = 0, height = 0, components = 0, precision = 8;
   bool progressive = false, cmyk = false, gray = false;
   Metadata metadata;  // EXIF, XMP and ICC, as the JPEG reader finds them
+  JpegCoding coding;  // its quality (estimated) and chroma subsampling
 };
 JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std::string& name);
 

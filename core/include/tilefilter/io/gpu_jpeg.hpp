@@ -18,6 +18,7 @@
 #include "tilefilter/filters/filter.hpp"
 #include "tilefilter/image/border.hpp"
 #include "tilefilter/image/image.hpp"
+#include "tilefilter/io/io.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf {
@@ -27,8 +28,11 @@ struct GpuJpegJob {
   std::string name;                     // for messages
   const Chain* chain = nullptr;         // null or empty: decode (and encode) only
   Border border;
-  bool encode = true;                         // true: the result comes back as a JPEG stream; false: as pixels
-  int quality = 95;                           // as the CPU JPEG writer: 4:4:4 from 90, else 4:2:0; gray stays gray
+  bool encode = true;             // true: the result comes back as a JPEG stream; false: as pixels
+  int quality = kDefaultQuality;  // 1..100
+  // As the CPU JPEG writer (jpeg_subsampling, io.hpp): FromInput = 4:4:4 from quality 90, else 4:2:0;
+  // gray stays gray.
+  ChromaSubsampling subsampling = ChromaSubsampling::FromInput;
   const PixelAllocator* allocator = nullptr;  // for pixels that come back (null: default_allocator)
 };
 

@@ -39,6 +39,25 @@ struct LevelSize {
   bool operator==(const LevelSize&) const = default;
 };
 
+// JPEG chroma subsampling: FromInput keeps what the input had (a JPEG's, or a JPEG-compressed TIFF's;
+// for any other input 4:4:4 from quality 90, 4:2:0 below, as libjpeg-turbo's tools choose).
+enum class ChromaSubsampling { FromInput, S444, S422, S420 };
+// "444", "422", "420" (or "4:4:4", ...; "input" = FromInput). Throws tf::Error (InvalidArgument) quoting `text`.
+ChromaSubsampling parse_subsampling(const std::string& text);
+const char* to_string(ChromaSubsampling s);  // "input", "4:4:4", "4:2:2", "4:2:0"
+
+// How a JPEG input was coded (a JPEG file, or the JPEG streams of a JPEG-compressed TIFF).
+struct JpegCoding {
+  int quality = 0;  // estimated from the luminance and chrominance quantisation tables, 1..100; 0 = not a JPEG
+  ChromaSubsampling subsampling = ChromaSubsampling::FromInput;  // FromInput = not known (gray, or not a JPEG)
+  bool rgb = false;                                              // TIFF: stored as RGB (photometric RGB), not YCbCr
+};
+
+// The libjpeg quality (1..100) whose scaled standard tables are nearest to `luma` (and `chroma`, when
+// given: 64 values each, in natural order), as ImageMagick estimates a JPEG's quality. Exact for files
+// written with libjpeg's tables (libjpeg-turbo, ImageMagick, GIMP, cameras that use the standard tables).
+int estimate_jpeg_quality(const unsigned short* luma, const unsigned short* chroma);
+
 struct ImageInfo {
   int width = 0, height = 0;
   Format format;            // what read_rows delivers: u8/u16/f32 x 1, 3 or 4 channels
@@ -48,6 +67,7 @@ struct ImageInfo {
   std::string note;         // one line for the user, e.g. "first page of 3 read"; empty if none
   std::string compression;  // as stored, e.g. "deflate" (TIFF), "" when the format has one kind
   Metadata metadata;
+  JpegCoding jpeg;  // a JPEG's (or a JPEG-compressed TIFF's) quality and subsampling
   // Reduced-resolution versions of the image the reader delivers cheaply, largest first, each
   // smaller than the one before (open_level(i) reads levels[i]): TIFF pyramid levels (pages marked
   // reduced-resolution that follow the first, or its SubIFDs) in the same pixel format as the image
@@ -72,8 +92,16 @@ class ImageReader {
   ImageInfo info_;
 };
 
+// JPEG and WebP quality when neither the user nor the input says (the input is not a JPEG).
+constexpr int kDefaultQuality = 92;
+
 struct WriteOptions {
-  int quality = 95;  // JPEG, WebP: 1..100
+  // JPEG, WebP: 1..100; 0 = the input's (keep_input_compression: a JPEG input's estimated quality),
+  // else kDefaultQuality.
+  int quality = 0;
+  // JPEG (and JPEG in TIFF): FromInput = the input's (keep_input_compression), else the quality's rule.
+  ChromaSubsampling subsampling = ChromaSubsampling::FromInput;
+  bool jpeg_rgb = false;  // JPEG in TIFF: store RGB (photometric RGB), as the input did
   // TIFF: none, lzw, deflate, zstd, packbits, jpeg; "" = deflate (or the input's: keep_input_compression).
   std::string compression;
   // The compression is the input's, not asked for: where the output cannot hold it (JPEG for anything
@@ -106,7 +134,15 @@ class ImageWriter {
 
 // Where `input` was a TIFF, `options` keeps its compression unless one was asked for (marked
 // compression_from_input, so a TIFF writer that cannot hold it falls back; other formats ignore it).
+// Where it was a JPEG (or a JPEG-compressed TIFF), a quality or subsampling left to the input
+// (0, FromInput) becomes the input's, and a TIFF's RGB storage is kept.
 void keep_input_compression(WriteOptions& options, const ImageInfo& input);
+void keep_input_coding(WriteOptions& options, const JpegCoding& input);  // the JPEG part of it
+
+// What a JPEG writer writes for `options` and `channels` (1 = gray): the quality (kDefaultQuality
+// for 0) and the subsampling (gray: S444; FromInput: 4:4:4 from quality 90, else 4:2:0).
+int jpeg_quality(const WriteOptions& options);
+ChromaSubsampling jpeg_subsampling(const WriteOptions& options, int channels);
 
 // `--compression` as a user writes it into `options`: METHOD[:LEVEL] for TIFF (jpeg takes a
 // quality 1-100), or a zlib level 0-9 alone (PNG). Throws tf::Error (InvalidArgument) quoting `text`.
