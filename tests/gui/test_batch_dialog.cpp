@@ -227,7 +227,8 @@ TEST_F(BatchDialogTest, DefaultsAreTheCli) {
   window->set_chain({{entry_from_spec("box")}, {}});
   const BatchOptions cli;
   const BatchOptions gui = window->show_batch_dialog()->options();
-  EXPECT_EQ(gui.quality, cli.quality);
+  EXPECT_EQ(gui.quality, cli.quality);  // 0: each JPEG's own
+  EXPECT_EQ(gui.subsampling, cli.subsampling);
   EXPECT_EQ(gui.format, cli.format);
   EXPECT_EQ(gui.recursive, cli.recursive);
   EXPECT_EQ(gui.job.border.mode, cli.job.border.mode);

@@ -13,6 +13,10 @@
 #include <QSpinBox>
 #include <QStyle>
 #include <QtTest/QTest>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
 
 #include "dialogs/batch_dialog.hpp"
 #include "dialogs/save_options_dialog.hpp"
@@ -23,6 +27,7 @@
 #include "panels/param_editor.hpp"
 #include "tilefilter/engine/speedup.hpp"
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
 #include "views/image_view.hpp"
 #include "views/worker_rows.hpp"
 
@@ -141,12 +146,17 @@ TEST_F(PhotographerTest, SliderDragAbandonsSupersededPreviews) {
 TEST(SaveAs, FormatFollowsTheTypedExtension) {
   ensure_gui_app();
   TempDir dir;
-  SaveOptionsDialog dialog(QString::fromStdString(dir / "photo-filtered.jpg"), Format{PixelType::U8, 3}, 92);
+  SaveOptionsDialog dialog(QString::fromStdString(dir / "photo-filtered.jpg"), Format{PixelType::U8, 3});
   auto* path = dialog.findChild<QLineEdit*>("savePath");
   auto* format = dialog.findChild<QComboBox*>("saveFormat");
   auto* quality = dialog.findChild<QSpinBox*>("saveQuality");
   EXPECT_EQ(format->currentData().toString(), "jpg");
   EXPECT_TRUE(quality->isEnabled());
+  // No number of its own: like the input unless chosen, as the CLI.
+  EXPECT_EQ(quality->text(), "Same as input");
+  EXPECT_EQ(dialog.findChild<QComboBox*>("saveSubsampling")->currentText(), "Same as input");
+  EXPECT_EQ(dialog.jpeg().quality, 0);
+  EXPECT_EQ(dialog.jpeg().subsampling, ChromaSubsampling::FromInput);
   path->setText(QString::fromStdString(dir / "out.png"));
   EXPECT_EQ(format->currentData().toString(), "png");
   EXPECT_FALSE(quality->isEnabled());
@@ -325,6 +335,51 @@ TEST(SpeedupAdvice, FollowsTheMeasuredRatio) {
   scales.points = {point(1, 40, 0.02, 1.0), point(2, 21, 0.03, 1.9)};
   classify_bound(scales);
   EXPECT_NE(scales.explanation.find("more devices help"), std::string::npos) << scales.explanation;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The same job gives the same bytes from the GUI (Apply, Save; the batch dialog) as from the CLI: a
+// JPEG made at quality 80, 4:2:2 — neither the CLI's nor the codec's default — stays quality 80, 4:2:2.
+TEST_F(PhotographerTest, SameBytesAsTheCli) {
+  const std::string in = dir / "in/photo.jpg";
+  std::filesystem::create_directory(dir.path / "in");
+  WriteOptions made;
+  made.quality = 80;
+  made.subsampling = ChromaSubsampling::S422;
+  encode_file(in, make_test_image(320, 240, Format{PixelType::U8, 3}, 5, Pattern::Photo).view(), made);
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("apply {} {} -f gaussian:sigma=1.5 --devices cpu:1 -q", in, dir / "cli.jpg"), &out), 0)
+      << out;
+  const ImageInfo cli = open_image(dir / "cli.jpg", {})->info();
+  EXPECT_EQ(cli.jpeg.quality, 80);
+  EXPECT_EQ(cli.jpeg.subsampling, ChromaSubsampling::S422);
+
+  open(QString::fromStdString(in));
+  window->set_chain({{entry_from_spec("gaussian:sigma=1.5")}, {}});
+  bool applied = false, saved = false;
+  QObject::connect(window.get(), &MainWindow::applied, [&] { applied = true; });
+  QObject::connect(window.get(), &MainWindow::saved, [&] { saved = true; });
+  window->apply();
+  ASSERT_TRUE(wait_for([&] { return applied; }));
+  window->save_to(QString::fromStdString(dir / "gui.jpg"));  // Save As's defaults: like the input
+  ASSERT_TRUE(wait_for([&] { return saved && window->idle(); }));
+  EXPECT_TRUE(file_bytes(dir / "gui.jpg") == file_bytes(dir / "cli.jpg")) << "Save As differs from tilefilter apply";
+
+  window->set_devices("cpu:1");
+  window->set_chain({{entry_from_spec("gaussian:sigma=1.5")}, {}});  // Apply emptied the panel's chain
+  BatchDialog* batch = window->show_batch_dialog();
+  batch->set_folders(QString::fromStdString(dir / "in"), QString::fromStdString(dir / "batch"));
+  ASSERT_TRUE(start_and_wait(batch, &BatchDialog::batch_finished)) << batch->error_text().toStdString();
+  ASSERT_EQ(
+      run_cli(fmt::format("batch {} {} -f gaussian:sigma=1.5 --devices cpu:1 -q", dir / "in", dir / "cli-batch"), &out),
+      0)
+      << out;
+  EXPECT_TRUE(file_bytes(dir / "batch/photo.jpg") == file_bytes(dir / "cli-batch/photo.jpg"))
+      << "the batch dialog differs from tilefilter batch";
 }
 
 // The pictures in docs/screenshots, taken from the running window (with TF_GUI_SHOTS=DIR; under

@@ -106,10 +106,20 @@ void BatchDialog::suggest_input(const QString& dir) {
   if (input_->text().isEmpty()) input_->setText(dir);
 }
 
-void BatchDialog::set_format(const QString& format, int quality) {
+void BatchDialog::set_format(const QString& format, const JpegChoice& jpeg) {
   const int i = format_->findData(format);
   format_->setCurrentIndex(i >= 0 ? i : 0);
-  quality_->setValue(quality);
+  quality_->setValue(jpeg.quality);
+  const int s = subsampling_->findData(static_cast<int>(jpeg.subsampling));
+  subsampling_->setCurrentIndex(s >= 0 ? s : 0);
+  enable_jpeg_choices();
+}
+
+void BatchDialog::enable_jpeg_choices() {
+  const QString f = format_->currentData().toString();
+  const bool jpeg = !running() && (f == "jpg" || f == "same");
+  quality_->setEnabled(jpeg);
+  subsampling_->setEnabled(jpeg);
 }
 
 BatchOptions BatchDialog::options() const {
@@ -124,6 +134,7 @@ BatchOptions BatchDialog::options() const {
   o.recursive = recursive_->isChecked();
   o.format = format_->currentData().toString().toStdString();
   o.quality = quality_->value();
+  o.subsampling = static_cast<ChromaSubsampling>(subsampling_->currentData().toInt());
   o.devices = devices_->spec().toStdString();
   o.codec = parse_codec_choice(codec_->currentData().toString().toStdString());
   o.job.border.mode = static_cast<BorderMode>(border_->currentData().toInt());
@@ -197,6 +208,7 @@ void BatchDialog::start() {
     s.setValue("batch/output", output_->text());
     s.setValue("batch/format", format_->currentData());
     s.setValue("batch/quality", quality_->value());
+    s.setValue("batch/subsampling", subsampling_->currentData());
     s.setValue("batch/codec", codec_->currentData());
   }
   cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
@@ -342,8 +354,9 @@ void BatchDialog::set_running(bool running) {
                      static_cast<QWidget*>(format_), static_cast<QWidget*>(quality_), static_cast<QWidget*>(devices_),
                      static_cast<QWidget*>(recursive_), static_cast<QWidget*>(border_), static_cast<QWidget*>(codec_)})
     w->setEnabled(!running);
+  subsampling_->setEnabled(!running);
   if (!running) {
-    quality_->setEnabled(format_->currentData() == "jpg" || format_->currentData() == "same");
+    enable_jpeg_choices();
     codec_->setEnabled(codec_->count() > 1);
   }
 }

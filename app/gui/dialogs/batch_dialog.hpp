@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 
+#include "model/document.hpp"
 #include "model/filter_entry.hpp"
 #include "model/job_view.hpp"
 #include "tilefilter/batch/batch.hpp"
@@ -43,8 +44,8 @@ class BatchDialog : public QDialog {
   void set_chain(const ChainSettings& chain);
   void set_devices(const QString& spec);
   void set_folders(const QString& input, const QString& output);
-  void suggest_input(const QString& dir);  // only when no input folder is set yet
-  void set_format(const QString& format, int quality);
+  void suggest_input(const QString& dir);                               // only when no input folder is set yet
+  void set_format(const QString& format, const JpegChoice& jpeg = {});  // quality 0: each input's
   // "auto", "cpu" or "gpu" (--codec); "gpu" falls back to "auto" in a build without a GPU codec.
   void set_codec(const QString& codec);
 
@@ -85,7 +86,8 @@ class BatchDialog : public QDialog {
   QHBoxLayout* build_format_row(QWidget* parent);
   QGroupBox* build_progress_box();
   QDialogButtonBox* build_buttons();
-  void list_codecs();  // the JPEG codecs this build and machine have
+  void list_codecs();          // the JPEG codecs this build and machine have
+  void enable_jpeg_choices();  // quality and subsampling only where JPEGs may be written
   Existing ask_existing(int count);
   void show_plan();  // before Start: how many files the folder holds
   void show_progress();
@@ -100,7 +102,8 @@ class BatchDialog : public QDialog {
   QComboBox* border_ = nullptr;
   QComboBox* format_ = nullptr;
   QComboBox* codec_ = nullptr;
-  QSpinBox* quality_ = nullptr;
+  QSpinBox* quality_ = nullptr;  // 0 = each input's
+  QComboBox* subsampling_ = nullptr;
   DeviceChoice* devices_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* current_ = nullptr;

@@ -26,7 +26,9 @@
 #include "panels/device_choice.hpp"
 #include "panels/message_bar.hpp"
 #include "platform/device_hub.hpp"
+#include "save_options_dialog.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf::gui {
 
@@ -69,13 +71,15 @@ BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), 
   pool_.setMaxThreadCount(1);
 
   const BatchOptions defaults;  // the CLI's defaults: `tilefilter batch` without options
-  set_format(QString::fromStdString(defaults.format), defaults.quality);
+  set_format(QString::fromStdString(defaults.format), {defaults.quality, defaults.subsampling});
   if (use_settings_) {
     QSettings s;
     input_->setText(s.value("batch/input").toString());
     output_->setText(s.value("batch/output").toString());
-    set_format(s.value("batch/format", QString::fromStdString(defaults.format)).toString(),
-               s.value("batch/quality", defaults.quality).toInt());
+    set_format(
+        s.value("batch/format", QString::fromStdString(defaults.format)).toString(),
+        {s.value("batch/quality", defaults.quality).toInt(),
+         static_cast<ChromaSubsampling>(s.value("batch/subsampling", static_cast<int>(defaults.subsampling)).toInt())});
     set_codec(s.value("batch/codec", "auto").toString());
   }
   show_plan();
@@ -128,15 +132,19 @@ QHBoxLayout* BatchDialog::build_format_row(QWidget* parent) {
   format_->addItem(QStringLiteral("TIFF"), "tiff");
   quality_ = new QSpinBox(parent);
   quality_->setObjectName("batchQuality");
-  quality_->setRange(1, 100);
+  quality_->setRange(0, 100);
   quality_->setPrefix(tr("quality "));
-  quality_->setToolTip(tr("JPEG quality, as tilefilter batch --quality"));
+  quality_->setSpecialValueText(tr("quality as input"));
+  quality_->setToolTip(tr("JPEG quality, as tilefilter batch --quality; as input: each JPEG's own (from its "
+                          "quantisation tables), %1 for other images")
+                           .arg(kDefaultQuality));
+  subsampling_ = new QComboBox(parent);
+  subsampling_->setObjectName("batchSubsampling");
+  add_subsampling_choices(subsampling_);
   row->addWidget(format_, 1);
   row->addWidget(quality_);
-  connect(format_, &QComboBox::currentIndexChanged, this, [this] {
-    const QString f = format_->currentData().toString();
-    quality_->setEnabled(f == "jpg" || f == "same");
-  });
+  row->addWidget(subsampling_);
+  connect(format_, &QComboBox::currentIndexChanged, this, [this] { enable_jpeg_choices(); });
   return row;
 }
 

@@ -51,7 +51,7 @@ class MainWindow : public QMainWindow {
   void set_chain(const ChainSettings& chain);
   void set_devices(const QString& spec);
   void apply();
-  void save_to(const QString& path, int quality);  // encodes off the GUI thread
+  void save_to(const QString& path, const JpegChoice& jpeg = {});  // encodes off the GUI thread
   BatchDialog* show_batch_dialog();
   SpeedupDialog* show_speedup_dialog();
 
@@ -105,7 +105,7 @@ class MainWindow : public QMainWindow {
   void finish_apply(const PreviewResult& full);
   void check_idle();
   // main_window_large.cpp: documents that stay on disk (LargeSource)
-  void save_large(const QString& path, int quality);
+  void save_large(const QString& path, const JpegChoice& jpeg);
   void finish_save_large();
   void apply_large(const ChainSettings& chain);  // streams the chain into a file of the document
   void show_stream_job(const StreamReport& report, const QString& what);
@@ -212,7 +212,7 @@ class MainWindow : public QMainWindow {
   bool preview_pending_ = false;       // requested and its full pass not shown yet
   bool apply_pending_ = false;         // Apply waits for the full pass
   double first_latency_ms_ = -1;       // of the current request's first pass shown
-  int save_quality_ = 92;
+  JpegChoice save_jpeg_;               // the last Save As choice; like the input until then
   ChainSettings apply_chain_;
   QString apply_text_;             // the applied chain's specs, for the undo entry
   ChainSettings requested_chain_;  // what the latest request filters

@@ -248,7 +248,7 @@ void MainWindow::save() {
     save_as();
     return;
   }
-  save_to(path, save_quality_);
+  save_to(path, save_jpeg_);
 }
 
 void MainWindow::save_as() {
@@ -256,9 +256,9 @@ void MainWindow::save_as() {
   const QFileInfo current(document_.display_name());
   QString suggested = save_folder() + QLatin1Char('/') + current.completeBaseName() + QStringLiteral("-filtered.") +
                       (current.suffix().isEmpty() ? QStringLiteral("png") : current.suffix());
-  SaveOptionsDialog dialog(suggested, document_.image().format(), save_quality_, this);
+  SaveOptionsDialog dialog(suggested, document_.image().format(), save_jpeg_, this);
   if (dialog.exec() != QDialog::Accepted) return;
-  save_to(dialog.path(), dialog.quality());
+  save_to(dialog.path(), dialog.jpeg());
 }
 
 void MainWindow::remember_save_folder(const QString& path) {
@@ -330,7 +330,7 @@ bool MainWindow::confirm_discard(bool closing) {
   }
   QApplication::setOverrideCursor(Qt::WaitCursor);
   try {
-    encode_file(path.toStdString(), document_.image().view(), document_.write_options(save_quality_),
+    encode_file(path.toStdString(), document_.image().view(), document_.write_options(save_jpeg_),
                 document_.metadata());
     QApplication::restoreOverrideCursor();
     document_.mark_saved(path);

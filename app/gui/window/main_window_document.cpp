@@ -269,7 +269,7 @@ void MainWindow::check_idle() {
   if (idle()) emit became_idle();
 }
 
-void MainWindow::save_to(const QString& path, int quality) {
+void MainWindow::save_to(const QString& path, const JpegChoice& jpeg) {
   if (document_.empty()) return;
   if (save_watcher_.isRunning()) {
     show_info(tr("Still saving; try again in a moment."));
@@ -280,10 +280,10 @@ void MainWindow::save_to(const QString& path, int quality) {
     return;
   }
   saving_path_ = path;
-  save_quality_ = quality;
+  save_jpeg_ = jpeg;
   stream_report_.reset();
   if (document_.large()) {
-    save_large(path, quality);
+    save_large(path, jpeg);
     return;
   }
   progress_->setRange(0, 0);
@@ -291,7 +291,7 @@ void MainWindow::save_to(const QString& path, int quality) {
   statusBar()->showMessage(tr("Saving %1…").arg(path));
   const Image image = document_.image();
   const Metadata metadata = document_.metadata();
-  const WriteOptions options = document_.write_options(quality);
+  const WriteOptions options = document_.write_options(jpeg);
   save_watcher_.setFuture(QtConcurrent::run([image, path, metadata, options]() -> QString {
     try {
       encode_file(path.toStdString(), image.view(), options, metadata);

@@ -191,7 +191,7 @@ void MainWindow::apply_large(const ChainSettings& chain) {
   const std::string output = folder->filePath(QStringLiteral("apply-%1.tif").arg(++temp_files_)).toStdString();
   const std::shared_ptr<const LargeSource> source = document_.state().large;
   const std::string devices = panel_->devices().toStdString();
-  const WriteOptions write = document_.write_options(save_quality_);
+  const WriteOptions write = document_.write_options(save_jpeg_);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   save_cancel_ = cancel;
   apply_chain_ = chain;
@@ -236,7 +236,7 @@ ChainSettings MainWindow::preview_chain(const ChainSettings& chain) const {
   return scaled;
 }
 
-void MainWindow::save_large(const QString& path, int quality) {
+void MainWindow::save_large(const QString& path, const JpegChoice& jpeg) {
   const LargeSource& large = *document_.large();
   if (file_in_use(path)) {  // the open file, or one that Undo goes back to
     progress_->hide();
@@ -247,7 +247,7 @@ void MainWindow::save_large(const QString& path, int quality) {
   const std::string input = large.path;
   const QString devices = panel_->devices();
   StreamOptions options;
-  options.write = document_.write_options(quality);
+  options.write = document_.write_options(jpeg);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   save_cancel_ = cancel;
   auto report = std::make_shared<StreamReport>();
