@@ -65,8 +65,9 @@ bool BatchDialog::can_open_output() const { return open_output_->isEnabled(); }
 BatchDialog::Existing BatchDialog::ask_existing(int count) {
   if (choose_existing_) return choose_existing_(count);
   QMessageBox box(QMessageBox::Question, tr("Outputs already there"),
-                  tr("%n file(s) in %1 would be written over.", "", count).arg(output_->text()), QMessageBox::NoButton,
-                  this);
+                  (count == 1 ? tr("1 file in %1 would be written over.").arg(output_->text())
+                              : tr("%1 files in %2 would be written over.").arg(count).arg(output_->text())),
+                  QMessageBox::NoButton, this);
   box.setInformativeText(
       tr("Resume keeps the outputs that are complete and newer than their input and filters the "
          "rest (tilefilter batch --resume); Overwrite filters every file again."));

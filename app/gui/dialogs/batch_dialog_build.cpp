@@ -143,6 +143,7 @@ QHBoxLayout* BatchDialog::build_format_row(QWidget* parent) {
   add_subsampling_choices(subsampling_);
   row->addWidget(format_, 1);
   row->addWidget(quality_);
+  row->addWidget(new QLabel(tr("chroma"), parent));
   row->addWidget(subsampling_);
   connect(format_, &QComboBox::currentIndexChanged, this, [this] { enable_jpeg_choices(); });
   return row;

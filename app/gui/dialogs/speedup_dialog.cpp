@@ -56,6 +56,8 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   big.setPointSizeF(big.pointSizeF() * 1.15);
   big.setBold(true);
   explanation_->setFont(big);
+  // Room for the three lines a long explanation takes, so the charts do not squeeze it.
+  explanation_->setMinimumHeight(QFontMetrics(big).lineSpacing() * 3 + 4);
   layout->addWidget(explanation_);
 
   auto* charts = new QSplitter(Qt::Horizontal, this);

@@ -61,7 +61,13 @@ QString bound_line(const JobView& job) {
   auto share = [&](double busy, std::size_t lanes) { return lanes ? busy / (job.wall_s * lanes) : 0.0; };
   const double codec = std::max(share(decode, decode_lanes.size()), share(encode, encode_lanes.size()));
   const double devices = share(upload + kernel + download, device_lanes.size());
-  const QString lanes = QObject::tr("%n device lane(s)", "", static_cast<int>(device_lanes.size()));
+  bool cpu_only = true;
+  for (const auto& [device, lane] : device_lanes)
+    cpu_only = cpu_only && device < static_cast<int>(job.device_names.size()) &&
+               job.device_names[static_cast<std::size_t>(device)].rfind("cpu", 0) == 0;
+  const int n = static_cast<int>(device_lanes.size());
+  const QString lanes = cpu_only ? (n == 1 ? QObject::tr("CPU worker") : QObject::tr("%1 CPU workers").arg(n))
+                                 : (n == 1 ? QObject::tr("device lane") : QObject::tr("%1 device lanes").arg(n));
   if (std::max(codec, devices) < 0.5)
     return QObject::tr(
                "Bound by idle waiting: no stage was busy half of the %1 (devices %2, codecs %3) — "

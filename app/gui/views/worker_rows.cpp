@@ -45,7 +45,8 @@ void WorkerRows::show_job(const JobView& job) {
   columns_ = compact ? 4 : 1;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const QString text = tr("%1 · %n tile(s) · busy %2%", "", r.tiles).arg(r.id).arg(100 * r.busy, 0, 'f', 0);
+    const QString tiles = r.tiles == 1 ? tr("1 tile") : tr("%1 tiles").arg(r.tiles);
+    const QString text = tr("%1 · %2 · busy %3%").arg(r.id, tiles).arg(100 * r.busy, 0, 'f', 0);
     rows_ << text;
     auto* label = new QLabel(compact ? r.id : text, this);
     label->setToolTip(text);

@@ -285,11 +285,15 @@ QString MainWindow::unsaved_text(bool closing) const {
     const QUndoStack* undo = document_.undo_stack();
     const int steps = undo->index() - undo->cleanIndex();
     if (undo->cleanIndex() < 0 || steps > 0)
-      lost << tr("%n applied filter step(s) of %1 not saved to a file", "", std::max(1, steps))
-                  .arg(document_.display_name());
+      lost << (steps <= 1
+                   ? tr("1 applied filter step of %1 not saved to a file").arg(document_.display_name())
+                   : tr("%1 applied filter steps of %2 not saved to a file").arg(steps).arg(document_.display_name()));
     else
-      lost << tr("%1 as shown: it was saved with %n step(s) you have since undone", "", -steps)
-                  .arg(document_.display_name());
+      lost << (steps == -1
+                   ? tr("%1 as shown: it was saved with 1 step you have since undone").arg(document_.display_name())
+                   : tr("%1 as shown: it was saved with %2 steps you have since undone")
+                         .arg(document_.display_name())
+                         .arg(-steps));
   }
   // The panel's chain goes with the window, not with another file (the panel keeps it for that one).
   const ChainSettings chain = panel_->settings();
@@ -298,7 +302,7 @@ QString MainWindow::unsaved_text(bool closing) const {
     try {
       for (const auto& s : to_specs(chain.filters)) specs << QString::fromStdString(s);
     } catch (const std::exception&) {
-      specs << tr("%n filter(s)", "", static_cast<int>(chain.filters.size()));
+      specs << tr("%1 filters").arg(chain.filters.size());
     }
     lost << tr("the filter chain %1, never applied (Filters ▸ Save Preset keeps it)")
                 .arg(specs.join(QStringLiteral(" → ")));
