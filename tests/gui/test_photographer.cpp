@@ -38,20 +38,6 @@ using namespace tf::test;
 
 class PhotographerTest : public MainWindowFixture {
  protected:
-  void add_filter(const char* name) {
-    auto* action = window->findChild<QAction*>(QStringLiteral("add.%1").arg(QLatin1String(name)));
-    ASSERT_NE(action, nullptr) << name;
-    action->trigger();
-  }
-  template <class W> W* find(const char* name) {
-    W* w = window->findChild<W*>(QLatin1String(name));
-    EXPECT_NE(w, nullptr) << name;
-    return w;
-  }
-  void wait_for_preview() {
-    ASSERT_TRUE(wait_for([&] { return window->idle() && window->current_full_result() != nullptr; }))
-        << "no preview; message: " << window->message_bar()->text().toStdString();
-  }
   double sigma() const { return window->filter_panel()->settings().filters.at(0).numbers.at("sigma"); }
 };
 
