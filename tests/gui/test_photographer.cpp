@@ -323,6 +323,23 @@ TEST(SpeedupAdvice, FollowsTheMeasuredRatio) {
   EXPECT_NE(scales.explanation.find("more devices help"), std::string::npos) << scales.explanation;
 }
 
+// The demo's measurement runs each device count at least `repeats` times, and more, up to the most
+// allowed, only while the middle half of its runs spreads 10% or more around their median.
+TEST(SpeedupAdvice, MoreRunsOnlyWhileTheSpreadIsWide) {
+  const Image src = make_test_image(256, 192, Format{PixelType::U8, 4}, 9, Pattern::Photo);
+  const SpeedupResult r = measure_speedup(src, parse_chain({"gaussian:sigma=2"}), select_devices("cpu:2").devices, {},
+                                          3, {}, nullptr, nullptr, 12);
+  ASSERT_EQ(r.points.size(), 2u);
+  for (const auto& p : r.points) {
+    EXPECT_GE(p.runs, 3);
+    EXPECT_LE(p.runs, 12);
+    if (p.runs < 12) EXPECT_LT(p.spread, kSpeedupTargetSpread) << p.runs << " runs";
+    EXPECT_LE(p.min_s, p.median_s);
+    EXPECT_LE(p.median_s, p.max_s);
+  }
+  EXPECT_EQ(r.noisy, r.points[0].spread >= kSpeedupTargetSpread || r.points[1].spread >= kSpeedupTargetSpread);
+}
+
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
