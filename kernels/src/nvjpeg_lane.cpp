@@ -1,10 +1,11 @@
 // The GPU JPEG codec (tilefilter/gpu_jpeg.hpp) on nvJPEG. One lane per batch worker thread, each
-// with its own decoder states, encoder state, stream and device buffers, so lanes never share
-// mutable state (a GPU's nvJPEG handles are shared: GpuHandles). A file's trip, all on the lane's stream:
-//   parse the header (host) -> decode into the lane's upload buffer (the GPU's hardware JPEG
-//   decoder through nvjpegDecodeBatched where it has one and the stream suits it; else nvJPEG's
-//   CUDA decoder) -> the chain's kernels through run_chain, exactly as the CUDA Device runs a tile
-//   (same bits for the same decoded pixels) -> nvjpegEncodeImage / EncodeYUV, or a download.
+// with its own decoder states, encoder states, streams and device buffers, so lanes never share
+// mutable state (a GPU's nvJPEG handles are shared: GpuHandles). A batch's trip:
+//   parse the headers (host) -> decode every file into its own buffer in one call of the GPU's
+//   hardware JPEG decoder (nvjpegDecodeBatched, its buffers preallocated) where it has one and the
+//   stream suits it, else nvJPEG's CUDA decoder -> on one of a few streams each, the chain's kernels
+//   through run_chain, exactly as the CUDA Device runs a tile (same bits for the same decoded pixels),
+//   then nvjpegEncodeImage / EncodeYUV or a download -> the encoded streams collected as they finish.
 // Only the compressed bytes (and the compressed result) cross PCIe.
 #include "nvjpeg_lane.hpp"
 
@@ -138,7 +139,12 @@ std::shared_ptr<GpuHandles> handles_for(int ordinal) {
 class NvjpegLane final : public GpuJpegLane {
  public:
   NvjpegLane(int ordinal, int multiprocessors)
-      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal), name_(fmt::format("gpu{}", ordinal)) {
+      : ordinal_(ordinal),
+        multiprocessors_(multiprocessors),
+        stream_(ordinal),
+        decode_begin_(ordinal),
+        decode_end_(ordinal),
+        name_(fmt::format("gpu{}", ordinal)) {
     ScopedDevice on(ordinal);
     // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
     // backend offers it (create()).
@@ -154,24 +160,28 @@ class NvjpegLane final : public GpuJpegLane {
     }
     // The encoder on either handle gives the same bytes (compared on an H100).
     coder_.value = hw_.value ? hw_.value : handle_.value;
-    check(nvjpegEncoderStateCreate(coder_.value, &encoder_.value, stream_.get()), name_, "encoder state");
-    check(nvjpegEncoderParamsCreate(coder_.value, &params_.value, stream_.get()), name_, "encoder parameters");
+    slots_.push_back(std::make_unique<Slot>(ordinal_, coder_.value, name_));  // the others with the first batch
   }
 
   ~NvjpegLane() override {
     try {
       ScopedDevice on(ordinal_);
-      stream_.drain();
+      drain();
     } catch (...) {
     }
   }
 
   std::size_t reserved_bytes() const override {
-    std::size_t n = buffers_.bytes() + taps_.bytes();
+    std::size_t n = 0;
+    for (const auto& slot : slots_) n += slot->buffers.bytes() + slot->taps.bytes();
     for (const auto& d : decoded_) n += d.capacity();
     return n;
   }
 
+  // The batch's trip: headers parsed (host), every file the hardware takes decoded in one call
+  // without waiting for it, the rest by the CUDA decoder; then each file filtered and encoded on one
+  // of kSlots streams, each with its own encoder state, so that kSlots files are in flight at once
+  // and the host waits only to collect a finished file's stream.
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
     ScopedDevice on(ordinal_);
     std::vector<Item> items(jobs.size());
@@ -187,12 +197,29 @@ class NvjpegLane final : public GpuJpegLane {
         decoded_[k].reserve(it.pitch * static_cast<std::size_t>(it.h), ordinal_);
         it.dest = &decoded_[k];
       });
-    decode_on_hardware(items, 1);
-    decode_on_hardware(items, 3);
+    TF_CUDA_CHECK(cudaEventRecord(decode_begin_.get(), stream_.get()));
+    const int on_hardware = decode_on_hardware(items, 1) + decode_on_hardware(items, 3);
+    TF_CUDA_CHECK(cudaEventRecord(decode_end_.get(), stream_.get()));
     for (Item& it : items)
       if (it.error.empty() && !it.decoded) guarded(it, [&] { decode_one(it); });
-    for (Item& it : items)
-      if (it.error.empty()) guarded(it, [&] { filter_and_encode(it); });
+    while (slots_.size() < std::min<std::size_t>(kSlots, items.size()))
+      slots_.push_back(std::make_unique<Slot>(ordinal_, coder_.value, name_));
+    std::size_t next = 0;
+    for (Item& it : items) {
+      if (!it.error.empty()) continue;
+      Slot& slot = *slots_[next++ % slots_.size()];
+      if (slot.item) collect(slot);
+      guarded(it, [&] { filter_and_encode(it, slot); });
+    }
+    for (auto& slot : slots_)
+      if (slot->item) collect(*slot);
+    if (on_hardware > 0) {
+      // The hardware call's time, shared by its files (its events are done: every slot waited for them).
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, decode_begin_.get(), decode_end_.get()) != cudaSuccess) (void)cudaGetLastError();
+      for (Item& it : items)
+        if (it.result.decoder == "nvjpeg-hardware") it.result.decode_s = ms * 1e-3 / on_hardware;
+    }
 
     std::vector<GpuJpegOutcome> out(items.size());
     for (std::size_t k = 0; k < items.size(); ++k) {
@@ -205,6 +232,9 @@ class NvjpegLane final : public GpuJpegLane {
 
  private:
   static constexpr nvjpegOutputFormat_t kOutputs[2] = {NVJPEG_OUTPUT_Y, NVJPEG_OUTPUT_RGBI};
+  // Files filtered and encoded at once (streams with an encoder state each). Measured on an H100 with
+  // 4000x3000 photos: see docs/performance.md, "Photo batch".
+  static constexpr std::size_t kSlots = 3;
 
   // One file of a batch on its way through the lane.
   struct Item {
@@ -219,18 +249,40 @@ class NvjpegLane final : public GpuJpegLane {
     ErrorKind kind = ErrorKind::Device;
   };
 
-  // Runs f for one file; a failure is recorded for that file alone, after the stream has drained
+  // A stream that filters and encodes one file at a time: its own encoder state (which holds the
+  // encoded stream until it is collected), chain buffers and taps, and events that time the steps.
+  struct Slot {
+    Slot(int ordinal, nvjpegHandle_t coder, const std::string& name)
+        : stream(ordinal), begin(ordinal), filtered(ordinal), done(ordinal) {
+      check(nvjpegEncoderStateCreate(coder, &encoder.value, stream.get()), name, "encoder state");
+      check(nvjpegEncoderParamsCreate(coder, &params.value, stream.get()), name, "encoder parameters");
+    }
+    Stream stream;
+    Event begin, filtered, done;
+    LaneBuffers buffers;
+    DeviceTaps taps;
+    Owned<nvjpegEncoderState_t, nvjpegEncoderStateDestroy> encoder;
+    Owned<nvjpegEncoderParams_t, nvjpegEncoderParamsDestroy> params;
+    Item* item = nullptr;  // the file in flight on this slot, until collect()
+  };
+
+  void drain() noexcept {
+    stream_.drain();
+    for (auto& slot : slots_) slot->stream.drain();
+  }
+
+  // Runs f for one file; a failure is recorded for that file alone, after the streams have drained
   // (nothing of it may still write into buffers the next file reuses).
   template <class F> void guarded(Item& it, F&& f) {
     if (!it.error.empty()) return;
     try {
       f();
     } catch (const Error& e) {
-      stream_.drain();
+      drain();
       it.error = e.what();
       it.kind = e.kind();
     } catch (const std::exception& e) {
-      stream_.drain();
+      drain();
       it.error = fmt::format("{}: {}", it.job->name, e.what());
     }
   }
@@ -240,13 +292,11 @@ class NvjpegLane final : public GpuJpegLane {
   void prepare(Item& it) {
     const GpuJpegJob& job = *it.job;
     const std::string& name = job.name;
-    // One parse a file: the whole stream where the hardware decoder may take it (it needs the whole
-    // stream to say whether it does), the header alone otherwise.
+    // The header alone: the hardware decoder says from it whether it takes the stream, and its
+    // batched call reads the whole stream itself.
+    const nvjpegHandle_t handle = hw_.value ? hw_.value : handle_.value;
     const nvjpegJpegStream_t parsed = hw_.value ? hw_parsed_.value : parsed_.value;
-    if (hw_.value)
-      check(nvjpegJpegStreamParse(hw_.value, job.jpeg.data(), job.jpeg.size(), 0, 0, parsed), name, "parse");
-    else
-      check(nvjpegJpegStreamParseHeader(handle_.value, job.jpeg.data(), job.jpeg.size(), parsed), name, "header parse");
+    check(nvjpegJpegStreamParseHeader(handle, job.jpeg.data(), job.jpeg.size(), parsed), name, "header parse");
     nvjpegJpegEncoding_t encoding{};
     check(nvjpegJpegStreamGetJpegEncoding(parsed, &encoding), name, "encoding query");
     if (encoding != NVJPEG_ENCODING_BASELINE_DCT && encoding != NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN)
@@ -262,24 +312,7 @@ class NvjpegLane final : public GpuJpegLane {
     it.w = static_cast<int>(width);
     it.h = static_cast<int>(height);
     it.channels = components == 1 ? 1 : 3;
-    const Chain* chain = job.chain;
-    if (chain && !chain->empty()) {
-      const Tile tile = plan_tiles(it.w, it.h, chain_halo(*chain), {it.w, it.h}).front();
-      if (!cpu::chain_fits_tile(*chain, tile, it.w, it.h, job.border.mode))
-        throw Error(ErrorKind::InvalidArgument, fmt::format("{}: this chain runs filter by filter with this border on "
-                                                            "a {}x{} image",
-                                                            name, it.w, it.h));
-      if (std::any_of(chain->begin(), chain->end(), fft_stage))
-        throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a 2-D kernel this large takes the FFT path", name));
-      it.plan = plan_tile(*chain, tile, it.w, it.h, job.border.mode);
-      const auto& rows = it.plan.rows;
-      const auto& cols = it.plan.columns;
-      const bool whole = rows.size() == 1 && cols.size() == 1 && rows[0].source == 0 && rows[0].length == it.h &&
-                         rows[0].compact == 0 && cols[0].source == 0 && cols[0].length == it.w && cols[0].compact == 0;
-      if (!whole)
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("{}: this border reads the image in pieces (wrap on a small image)", name));
-    }
+    if (job.chain && !job.chain->empty()) it.plan = whole_image_plan(*job.chain, job.border, it.w, it.h, name);
     if (hw_.value) {
       int unsupported = 1;
       it.hardware =
@@ -287,50 +320,79 @@ class NvjpegLane final : public GpuJpegLane {
     }
   }
 
+  // The chain's plan for a whole image as one tile; throws when the chain cannot run so (the file
+  // then goes through the tiled Device path).
+  static TilePlan whole_image_plan(const Chain& chain, const Border& border, int w, int h, const std::string& name) {
+    const Tile tile = plan_tiles(w, h, chain_halo(chain), {w, h}).front();
+    if (!cpu::chain_fits_tile(chain, tile, w, h, border.mode))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: this chain runs filter by filter with this border on a {}x{} image", name, w, h));
+    if (std::any_of(chain.begin(), chain.end(), fft_stage))
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a 2-D kernel this large takes the FFT path", name));
+    TilePlan plan = plan_tile(chain, tile, w, h, border.mode);
+    const auto& rows = plan.rows;
+    const auto& cols = plan.columns;
+    const bool whole = rows.size() == 1 && cols.size() == 1 && rows[0].source == 0 && rows[0].length == h &&
+                       rows[0].compact == 0 && cols[0].source == 0 && cols[0].length == w && cols[0].compact == 0;
+    if (!whole)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: this border reads the image in pieces (wrap on a small image)", name));
+    return plan;
+  }
+
   // The hardware decoder takes every file of the batch with `channels` that it supports in one call,
-  // spread over its engines; files of a failed call are decoded one by one after it.
-  void decode_on_hardware(std::vector<Item>& items, int channels) {
+  // spread over its engines, queued on stream_ (nobody waits for it here); files of a call that
+  // fails are decoded one by one after it. Returns the files it took.
+  int decode_on_hardware(std::vector<Item>& items, int channels) {
     std::vector<Item*> group;
     for (Item& it : items)
       if (it.error.empty() && it.hardware && it.channels == channels) group.push_back(&it);
-    if (group.empty()) return;
+    if (group.empty()) return 0;
     const int f = channels == 3;
     const int n = static_cast<int>(group.size());
     std::vector<const unsigned char*> data;
     std::vector<std::size_t> lengths;
     std::vector<nvjpegImage_t> dest(group.size());
+    int most_w = 0, most_h = 0;
     for (std::size_t k = 0; k < group.size(); ++k) {
       data.push_back(group[k]->job->jpeg.data());
       lengths.push_back(group[k]->job->jpeg.size());
       dest[k].channel[0] = group[k]->dest->as<unsigned char>();
       dest[k].pitch[0] = group[k]->pitch;
+      most_w = std::max(most_w, group[k]->w);
+      most_h = std::max(most_h, group[k]->h);
     }
     const cudaStream_t s = stream_.get();
-    const auto t0 = std::chrono::steady_clock::now();
     bool ok = hw_state_[f].value || nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value) == NVJPEG_STATUS_SUCCESS;
     if (ok && hw_batch_[f] != n) {
       ok = nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
       hw_batch_[f] = ok ? n : 0;
     }
+    if (ok && (n > hw_pool_[f].batch || most_w > hw_pool_[f].w || most_h > hw_pool_[f].h)) {
+      // The decoder's own buffers for the largest batch so far, made once instead of in every call
+      // (a pool, as DALI and nvImageCodec keep one); where it fails the call allocates as before.
+      hw_pool_[f] = {std::max(n, hw_pool_[f].batch), std::max(most_w, hw_pool_[f].w), std::max(most_h, hw_pool_[f].h)};
+      (void)nvjpegDecodeBatchedPreAllocate(hw_.value, hw_state_[f].value, hw_pool_[f].batch, hw_pool_[f].w,
+                                           hw_pool_[f].h, channels == 1 ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444,
+                                           kOutputs[f]);
+    }
     ok = ok && nvjpegDecodeBatched(hw_.value, hw_state_[f].value, data.data(), lengths.data(), dest.data(), s) ==
                    NVJPEG_STATUS_SUCCESS;
-    ok = ok && cudaStreamSynchronize(s) == cudaSuccess;
     if (!ok) {
       (void)cudaGetLastError();
       stream_.drain();
       hw_batch_[f] = 0;  // "also used to reset failed batches": initialized again next time
       for (Item* it : group) it->hardware = false;
-      return;
+      return 0;
     }
-    const double share = seconds_since(t0) / n;
     for (Item* it : group) {
       it->decoded = true;
       it->result.decoder = "nvjpeg-hardware";
-      it->result.decode_s = share;
     }
+    return n;
   }
 
-  // nvJPEG's CUDA decoder (Huffman on the host), one file.
+  // nvJPEG's CUDA decoder (Huffman on the host), one file, on stream_ after the hardware's.
   void decode_one(Item& it) {
     const GpuJpegJob& job = *it.job;
     cuda_decoder();
@@ -348,69 +410,87 @@ class NvjpegLane final : public GpuJpegLane {
     it.result.decode_s = seconds_since(t0);
   }
 
-  // The chain's kernels on the decoded image (read in place, as the upload buffer of a tile), then
-  // the encoder or a download.
-  void filter_and_encode(Item& it) {
-    using Clock = std::chrono::steady_clock;
+  // Queues the chain's kernels on the decoded image (read in place, as the upload buffer of a tile),
+  // then the encoder or a download, on `slot`'s stream once the decoders are done; collect() waits.
+  void filter_and_encode(Item& it, Slot& slot) {
     const GpuJpegJob& job = *it.job;
-    const cudaStream_t s = stream_.get();
+    const cudaStream_t s = slot.stream.get();
     const Format format{PixelType::U8, it.channels};
     GpuJpegResult& result = it.result;
     result.width = it.w;
     result.height = it.h;
     result.format = format;
+    TF_CUDA_CHECK(cudaStreamWaitEvent(s, decode_end_.get(), 0));
+    TF_CUDA_CHECK(cudaEventRecord(slot.begin.get(), s));
     DeviceRegion out{it.dest->data(), it.pitch};
     if (job.chain && !job.chain->empty()) {
       const Chain& chain = *job.chain;
-      const auto t1 = Clock::now();
-      buffers_.reserve(lane_needs(chain, it.plan, format), ordinal_);
-      taps_.upload(chain, ordinal_, s);  // only when the taps changed
+      slot.buffers.reserve(lane_needs(chain, it.plan, format), ordinal_);
+      slot.taps.upload(chain, ordinal_, s);  // only when the taps changed
       const std::size_t map_bytes = it.plan.maps.size() * sizeof(int);
-      TF_CUDA_CHECK(cudaMemcpyAsync(buffers_.maps.data(), it.plan.maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
-      out = run_chain(chain, it.plan, taps_, buffers_, out, format, job.border, multiprocessors_, s);
-      TF_CUDA_CHECK(cudaStreamSynchronize(s));
-      result.filter_s = seconds_since(t1);
+      TF_CUDA_CHECK(
+          cudaMemcpyAsync(slot.buffers.maps.data(), it.plan.maps.data(), map_bytes, cudaMemcpyHostToDevice, s));
+      out = run_chain(chain, it.plan, slot.taps, slot.buffers, out, format, job.border, multiprocessors_, s);
     }
-    const auto t2 = Clock::now();
+    TF_CUDA_CHECK(cudaEventRecord(slot.filtered.get(), s));
     if (job.encode) {
-      encode(job, out, it.w, it.h, it.channels, result.jpeg);
-      result.encoder = "nvjpeg";
+      encode(job, slot, out, it.w, it.h, it.channels);
     } else {
       result.pixels = Image(it.w, it.h, format, job.allocator ? *job.allocator : default_allocator());
       TF_CUDA_CHECK(cudaMemcpy2DAsync(result.pixels.data(), result.pixels.view().pitch, out.data, out.pitch,
                                       static_cast<std::size_t>(it.w) * format.pixel_bytes(),
                                       static_cast<std::size_t>(it.h), cudaMemcpyDeviceToHost, s));
-      TF_CUDA_CHECK(cudaStreamSynchronize(s));
     }
-    result.encode_s = seconds_since(t2);
+    TF_CUDA_CHECK(cudaEventRecord(slot.done.get(), s));
+    slot.item = &it;
   }
 
-  // As the CPU JPEG writer: 4:4:4 from quality 90, else 4:2:0; gray as gray (JpegWriter in
-  // core/src/io/format_jpeg.cpp).
-  void encode(const GpuJpegJob& job, DeviceRegion pixels, int w, int h, int channels, std::vector<unsigned char>& out) {
+  // Waits for the slot's file, takes its encoded stream and the times of its steps.
+  void collect(Slot& slot) {
+    Item& it = *slot.item;
+    slot.item = nullptr;
+    guarded(it, [&] {
+      TF_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
+      GpuJpegResult& result = it.result;
+      if (it.job->chain && !it.job->chain->empty()) result.filter_s = elapsed_ms(slot.begin, slot.filtered) * 1e-3;
+      result.encode_s = elapsed_ms(slot.filtered, slot.done) * 1e-3;
+      if (!it.job->encode) return;
+      const std::string& name = it.job->name;
+      const cudaStream_t s = slot.stream.get();
+      std::size_t length = 0;
+      check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, nullptr, &length, s), name, "encode size");
+      result.jpeg.resize(length);
+      check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, result.jpeg.data(), &length, s), name,
+            "encode copy");
+      TF_CUDA_CHECK(cudaStreamSynchronize(s));
+      result.jpeg.resize(length);
+      result.encoder = "nvjpeg";
+    });
+  }
+
+  // As the CPU JPEG writer: job.quality and jpeg_subsampling (io.hpp); gray as gray. Queued on the slot.
+  void encode(const GpuJpegJob& job, Slot& slot, DeviceRegion pixels, int w, int h, int channels) {
     const std::string& name = job.name;
-    const cudaStream_t s = stream_.get();
-    const int quality = std::clamp(job.quality, 1, 100);
-    check(nvjpegEncoderParamsSetQuality(params_.value, quality, s), name, "quality");
-    const nvjpegChromaSubsampling_t css = channels == 1   ? NVJPEG_CSS_GRAY
-                                          : quality >= 90 ? NVJPEG_CSS_444
-                                                          : NVJPEG_CSS_420;
-    check(nvjpegEncoderParamsSetSamplingFactors(params_.value, css, s), name, "subsampling");
+    const cudaStream_t s = slot.stream.get();
+    WriteOptions coding;
+    coding.quality = std::clamp(job.quality, 1, 100);
+    coding.subsampling = job.subsampling;
+    check(nvjpegEncoderParamsSetQuality(slot.params.value, coding.quality, s), name, "quality");
+    const ChromaSubsampling sub = jpeg_subsampling(coding, channels);
+    const nvjpegChromaSubsampling_t css = channels == 1                    ? NVJPEG_CSS_GRAY
+                                          : sub == ChromaSubsampling::S420 ? NVJPEG_CSS_420
+                                          : sub == ChromaSubsampling::S422 ? NVJPEG_CSS_422
+                                                                           : NVJPEG_CSS_444;
+    check(nvjpegEncoderParamsSetSamplingFactors(slot.params.value, css, s), name, "subsampling");
     nvjpegImage_t src{};
     src.channel[0] = static_cast<unsigned char*>(pixels.data);
     src.pitch[0] = pixels.pitch;
     if (channels == 1)
-      check(nvjpegEncodeYUV(coder_.value, encoder_.value, params_.value, &src, NVJPEG_CSS_GRAY, w, h, s), name,
+      check(nvjpegEncodeYUV(coder_.value, slot.encoder.value, slot.params.value, &src, NVJPEG_CSS_GRAY, w, h, s), name,
             "encode");
     else
-      check(nvjpegEncodeImage(coder_.value, encoder_.value, params_.value, &src, NVJPEG_INPUT_RGBI, w, h, s), name,
-            "encode");
-    std::size_t length = 0;
-    check(nvjpegEncodeRetrieveBitstream(coder_.value, encoder_.value, nullptr, &length, s), name, "encode size");
-    out.resize(length);
-    check(nvjpegEncodeRetrieveBitstream(coder_.value, encoder_.value, out.data(), &length, s), name, "encode copy");
-    TF_CUDA_CHECK(cudaStreamSynchronize(s));
-    out.resize(length);
+      check(nvjpegEncodeImage(coder_.value, slot.encoder.value, slot.params.value, &src, NVJPEG_INPUT_RGBI, w, h, s),
+            name, "encode");
   }
 
   // The CUDA decoder's handle and this lane's state for it, made on first use.
@@ -420,21 +500,22 @@ class NvjpegLane final : public GpuJpegLane {
   }
 
   const int ordinal_, multiprocessors_;
-  Stream stream_;
+  Stream stream_;  // the decoders'
+  Event decode_begin_, decode_end_;
   const std::string name_;
-  LaneBuffers buffers_;
-  DeviceTaps taps_;
   std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
   int hw_batch_[2] = {0, 0};           // the batch size each hardware state was initialized for
+  struct Pool {
+    int batch = 0, w = 0, h = 0;
+  } hw_pool_[2];  // what each hardware state's buffers were preallocated for
   // Destroyed bottom-up: states before their handles.
   std::shared_ptr<GpuHandles> shared_;  // outlives the states below, made from its handles
   struct HandleRef {
     nvjpegHandle_t value = nullptr;
-  } hw_, handle_, coder_;  // coder_: the handle the encoder was made from
+  } hw_, handle_, coder_;  // coder_: the handle the encoders were made from
   Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2], state_;
   Owned<nvjpegJpegStream_t, nvjpegJpegStreamDestroy> hw_parsed_, parsed_;
-  Owned<nvjpegEncoderState_t, nvjpegEncoderStateDestroy> encoder_;
-  Owned<nvjpegEncoderParams_t, nvjpegEncoderParamsDestroy> params_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // the encoder states: destroyed before the handles
 };
 
 }  // namespace

@@ -1,0 +1,66 @@
+"""What one GPU's JPEG hardware can do alone: the limit the photo batch is measured against.
+
+    python3 tests/bench/nvjpeg_probe.py IN_DIR [--files 200] [--batches 8,32,100] [--quality 90]
+
+Through torchvision's nvJPEG calls (the hardware decoder for batched decodes on A100/H100/H200,
+CUDA encoding), on files held in memory: no file I/O, no filter. Decode: `decode_jpeg(list,
+device="cuda")` in batches of each size; encode: `encode_jpeg(list)` of the decoded images at the
+given quality. Times are CUDA-synchronised wall clock after one warm-up batch, the median of three
+passes over the files. Prints one JSON object with Gpix/s for each.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+from torchvision.io import decode_jpeg, encode_jpeg
+
+
+def timed(fn, passes=3):
+    fn()  # warm-up
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("input")
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--batches", default="8,32,100")
+    ap.add_argument("--quality", type=int, default=90)
+    a = ap.parse_args()
+    names = sorted(f for f in os.listdir(a.input) if f.lower().endswith((".jpg", ".jpeg")))[: a.files]
+    data = [torchvision.io.read_file(os.path.join(a.input, f)) for f in names]
+    dev = torch.device("cuda")
+    first = decode_jpeg(data[:1], device=dev)[0]
+    pixels = first.shape[1] * first.shape[2] * len(data)  # the probe's files share one size
+    out = {"device": torch.cuda.get_device_name(0), "files": len(data), "size": [first.shape[2], first.shape[1]],
+           "decode_gpix_per_s": {}, "torchvision": torchvision.__version__}
+    for b in [int(x) for x in a.batches.split(",")]:
+        def decode_all():
+            for i in range(0, len(data), b):
+                decode_jpeg(data[i : i + b], device=dev)
+        out["decode_gpix_per_s"][str(b)] = pixels / timed(decode_all) / 1e9
+    images = []
+    for i in range(0, len(data), 32):
+        images += decode_jpeg(data[i : i + 32], device=dev)
+
+    def encode_all():
+        for i in range(0, len(images), 32):
+            encode_jpeg(images[i : i + 32], quality=a.quality)
+    out["encode_gpix_per_s"] = pixels / timed(encode_all) / 1e9
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

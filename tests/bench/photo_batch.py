@@ -1,0 +1,142 @@
+"""The photo batch people run: a folder of camera-like JPEGs (4000x3000, 4:2:0, quality 90 by default)
+through `tilefilter batch` with several settings, next to the torchvision loop (torchvision_peer.py)
+and the hardware probe (nvjpeg_probe.py) in the same run. Prints one line per run and a JSON summary.
+
+    python3 tests/bench/photo_batch.py TILEFILTER [--count 2000] [--distinct 100] [--work DIR]
+        [--repeats 2] [--run 'NAME=ARGS' ...] [--peer] [--probe] [--json OUT.json]
+
+Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), copied round to --count
+files, all read once so every run reads them from the page cache. Each run: `tilefilter batch IN OUT
+--filter gaussian:sigma=1.5 ARGS --report R.json`, timed as a whole process (what `time` shows) with
+its peak RSS (wait4's ru_maxrss), beside the report's in-process wall_s; Gpix/s from the report's
+megapixels. Outputs are checked against their inputs: the largest size ratio and the subsampling.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def make_photos(tf, folder, count, distinct, size, quality):
+    names = sorted(f for f in os.listdir(folder) if f.endswith(".jpg")) if os.path.isdir(folder) else []
+    if len(names) != count:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        seeds = range(1, min(distinct, count) + 1)
+
+        def one(seed):
+            subprocess.run(tf + ["generate", os.path.join(folder, f"photo_{seed - 1:05d}.jpg"), "--size", size,
+                            "--seed", str(seed), "--quality", str(quality), "--subsampling", "420"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        with ThreadPoolExecutor(os.cpu_count()) as pool:
+            list(pool.map(one, seeds))
+        for i in range(len(seeds), count):
+            shutil.copyfile(os.path.join(folder, f"photo_{i % len(seeds):05d}.jpg"),
+                            os.path.join(folder, f"photo_{i:05d}.jpg"))
+    for f in os.listdir(folder):  # into the page cache
+        with open(os.path.join(folder, f), "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+
+
+def run_process(argv, log):
+    """Whole-process seconds and peak RSS (MB) of one command; its output goes to `log`."""
+    with open(log, "wb") as out:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(p.pid, 0)
+        whole = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    return whole, usage.ru_maxrss / 1024.0, code
+
+
+def check_outputs(inp, out):
+    worst, n = 0.0, 0
+    for f in os.listdir(out):
+        src = os.path.join(inp, f)
+        if f.endswith(".jpg") and os.path.exists(src):
+            worst = max(worst, os.path.getsize(os.path.join(out, f)) / os.path.getsize(src))
+            n += 1
+    return worst, n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tilefilter")
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--distinct", type=int, default=100)
+    ap.add_argument("--size", default="4000x3000")
+    ap.add_argument("--quality", type=int, default=90)
+    ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tf-photo-batch"))
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--run", action="append", default=[], help="NAME=extra batch arguments (repeatable)")
+    ap.add_argument("--peer", action="store_true", help="the torchvision loop too (needs torch)")
+    ap.add_argument("--probe", action="store_true", help="the hardware probe too (needs torch)")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    tf = shlex.split(a.tilefilter)  # a path, or a wrapper and its argument ("bundle/run.sh tilefilter")
+    inp = os.path.join(a.work, f"in-{a.count}-{a.size}-q{a.quality}")
+    out = os.path.join(a.work, "out")
+    logs = os.path.join(a.work, "logs")
+    os.makedirs(logs, exist_ok=True)
+    make_photos(tf, inp, a.count, a.distinct, a.size, a.quality)
+    summary = {"count": a.count, "size": a.size, "quality": a.quality, "subsampling": "4:2:0", "cores": os.cpu_count(),
+               "runs": {}}
+    runs = [r.split("=", 1) for r in a.run] or [["default", ""]]
+    for name, extra in runs:
+        rows = []
+        for k in range(a.repeats):
+            shutil.rmtree(out, ignore_errors=True)
+            report = os.path.join(logs, f"{name}.json")
+            argv = tf + ["batch", inp, out, "--filter", "gaussian:sigma=1.5", "--report", report] + shlex.split(extra)
+            whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"))
+            r = json.load(open(report)) if os.path.exists(report) else {}
+            worst, n = check_outputs(inp, out)
+            rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mb": rss, "exit": code,
+                         "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
+                         "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
+                         "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
+                         "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu")})
+            print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
+                  f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  out/in <= {worst:.2f}  exit {code}",
+                  flush=True)
+        summary["runs"][name] = {"args": extra, "repeats": rows,
+                                 "whole_s_median": statistics.median(x["whole_s"] for x in rows),
+                                 "in_process_s_median": statistics.median(x["in_process_s"] or 0 for x in rows)}
+    shutil.rmtree(out, ignore_errors=True)
+    if a.peer:
+        rows = []
+        for k in range(a.repeats):
+            shutil.rmtree(out, ignore_errors=True)
+            log = os.path.join(logs, "torchvision.log")
+            whole, rss, code = run_process([sys.executable, os.path.join(HERE, "torchvision_peer.py"), inp, out,
+                                            "--quality", str(a.quality)], log)
+            lines = [x for x in open(log).read().splitlines() if x.startswith("{")]
+            r = json.loads(lines[-1]) if lines else {}
+            rows.append({"whole_s": whole, "rss_mb": rss, **r})
+            print(f"{'torchvision loop':<24} whole {whole:7.2f} s  in-process {r.get('in_process_s', float('nan')):7.2f} s  "
+                  f"{r.get('gpix_per_s', 0):6.2f} Gpix/s  rss {rss:7.0f} MB  exit {code}", flush=True)
+        summary["torchvision"] = rows
+        shutil.rmtree(out, ignore_errors=True)
+    if a.probe:
+        r = subprocess.run([sys.executable, os.path.join(HERE, "nvjpeg_probe.py"), inp, "--quality", str(a.quality)],
+                           capture_output=True, text=True)
+        lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
+        summary["probe"] = json.loads(lines[-1]) if lines else {"error": r.stderr[-2000:]}
+        print("probe:", json.dumps(summary["probe"]), flush=True)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(summary, fh, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
