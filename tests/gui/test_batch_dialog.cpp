@@ -214,10 +214,11 @@ TEST_F(BatchDialogTest, StartsFromTheCurrentChainAndBorder) {
   EXPECT_EQ(dialog->options().job.border.mode, BorderMode::Replicate);
   EXPECT_EQ(dialog->findChild<QComboBox*>("batchBorder")->currentText(), "replicate");
   dialog->close();
-  window->set_chain({{entry_from_spec("box:radius=3")}, {BorderMode::Wrap, 0}});
+  window->set_chain({{entry_from_spec("box:radius=3")}, {BorderMode::Constant, 200}});
   dialog = window->show_batch_dialog();
   EXPECT_EQ(dialog->options().filters, std::vector<std::string>{"box:radius=3"});
-  EXPECT_EQ(dialog->options().job.border.mode, BorderMode::Wrap);
+  EXPECT_EQ(dialog->options().job.border.mode, BorderMode::Constant);
+  EXPECT_EQ(dialog->options().job.border.value, 200);
 }
 
 // No number of its own: a fresh dialog has `tilefilter batch`'s defaults.

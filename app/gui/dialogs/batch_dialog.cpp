@@ -94,6 +94,7 @@ void BatchDialog::set_chain(const ChainSettings& chain) {
     messages_->show_message(MessageBar::Level::Error, QString::fromUtf8(e.what()));
   }
   border_->setCurrentIndex(border_->findData(static_cast<int>(chain.border.mode)));
+  border_value_ = chain.border.value;  // the constant border's value comes with the chain
 }
 
 void BatchDialog::set_devices(const QString& spec) { devices_->set_spec(spec); }
@@ -139,6 +140,7 @@ BatchOptions BatchDialog::options() const {
   o.devices = devices_->spec().toStdString();
   o.codec = parse_codec_choice(codec_->currentData().toString().toStdString());
   o.job.border.mode = static_cast<BorderMode>(border_->currentData().toInt());
+  o.job.border.value = border_value_;
   return o;
 }
 

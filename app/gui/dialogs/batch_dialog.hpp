@@ -100,6 +100,7 @@ class BatchDialog : public QDialog {
   QCheckBox* recursive_ = nullptr;
   QPlainTextEdit* chain_ = nullptr;
   QComboBox* border_ = nullptr;
+  float border_value_ = 0;  // the panel's, for the constant border
   QComboBox* format_ = nullptr;
   QComboBox* codec_ = nullptr;
   QSpinBox* quality_ = nullptr;  // 0 = each input's

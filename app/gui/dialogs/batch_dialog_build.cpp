@@ -24,6 +24,7 @@
 
 #include "batch_dialog.hpp"
 #include "panels/device_choice.hpp"
+#include "panels/filter_panel.hpp"
 #include "panels/message_bar.hpp"
 #include "platform/device_hub.hpp"
 #include "save_options_dialog.hpp"
@@ -104,9 +105,7 @@ QGroupBox* BatchDialog::build_job_box() {
   form->addRow(tr("Filters"), chain_);
   border_ = new QComboBox(job);
   border_->setObjectName("batchBorder");
-  for (auto m :
-       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
-    border_->addItem(QString::fromStdString(to_string(m)), static_cast<int>(m));
+  add_border_modes(border_);
   form->addRow(tr("Border"), border_);
   form->addRow(tr("Output format"), build_format_row(job));
   devices_ = new DeviceChoice(job);

@@ -43,6 +43,12 @@ QToolButton* tool_button(QWidget* parent, const QString& text, const QString& na
 
 }  // namespace
 
+void add_border_modes(QComboBox* box) {
+  for (auto m :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
+    box->addItem(qs(to_string(m)), static_cast<int>(m));
+}
+
 FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("filterPanel");
   setMinimumWidth(310);
@@ -131,9 +137,7 @@ QGroupBox* FilterPanel::build_job_box() {
   auto* job_form = new QFormLayout(job_box);
   border_ = new QComboBox(job_box);
   border_->setObjectName("borderMode");
-  for (auto m :
-       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
-    border_->addItem(qs(to_string(m)), static_cast<int>(m));
+  add_border_modes(border_);
   border_->setToolTip(tr("How pixels outside the image are made up (OpenCV's meanings)"));
   border_value_ = new QDoubleSpinBox(job_box);
   border_value_->setObjectName("borderValue");

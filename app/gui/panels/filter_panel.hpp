@@ -25,6 +25,9 @@ class DeviceChoice;
 class KernelEditor;
 class ParamEditor;
 
+// The border modes, each with its BorderMode as int data (the panel's and the batch dialog's list).
+void add_border_modes(QComboBox* box);
+
 class FilterPanel : public QWidget {
   Q_OBJECT
  public:
