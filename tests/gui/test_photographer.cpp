@@ -283,6 +283,16 @@ TEST(DevicePanelRows, BoundNamesTheBusiestStage) {
   EXPECT_TRUE(bound_line(job).startsWith("Bound by the kernel")) << bound_line(job).toStdString();
   job.records = {rec(0, 0, StageKind::Kernel, 0.1, 0.2)};
   EXPECT_TRUE(bound_line(job).startsWith("Bound by idle waiting")) << bound_line(job).toStdString();
+  BatchReport batch;  // a batch whose threads waited for the memory budget: what the CLI's summary says
+  batch.wall_s = 1.0;
+  batch.memory_wait_s = 0.4;
+  batch.max_inflight_bytes = 256u << 20;
+  batch.records = job.records;
+  batch.device_names = job.device_names;
+  ASSERT_TRUE(batch.memory_bound());
+  const QString memory = bound_line(job_view(batch, "batch"));
+  EXPECT_TRUE(memory.startsWith("Bound by the memory budget")) << memory.toStdString();
+  EXPECT_TRUE(memory.contains("256 MiB")) << memory.toStdString();
 }
 
 SpeedupPoint point(int count, double median_ms, double spread, double speedup) {

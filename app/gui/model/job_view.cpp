@@ -28,6 +28,9 @@ JobView job_view(const BatchReport& report, const QString& title) {
   v.records = report.records;
   v.wall_s = report.wall_s;
   v.summaries = report.devices.empty() ? summarize(v.records, v.device_names, v.wall_s) : report.devices;
+  v.memory_wait_s = report.memory_wait_s;
+  v.memory_budget = report.max_inflight_bytes;
+  v.memory_bound = report.memory_bound();
   v.tiles_per_device.assign(v.device_names.size(), 0);
   for (const auto& s : v.summaries)
     if (s.device >= 0 && s.device < static_cast<int>(v.tiles_per_device.size())) v.tiles_per_device[s.device] = s.tiles;
@@ -43,6 +46,12 @@ QString seconds(double s) {
 
 QString bound_line(const JobView& job) {
   if (job.empty() || job.wall_s <= 0) return {};
+  if (job.memory_bound)
+    return QObject::tr(
+               "Bound by the memory budget: threads waited %1 for room in its %2 MiB, not for the devices "
+               "(tilefilter batch --memory raises it).")
+        .arg(seconds(job.memory_wait_s))
+        .arg(static_cast<double>(job.memory_budget) / 1048576.0, 0, 'f', 0);
   double decode = 0, encode = 0, upload = 0, kernel = 0, download = 0;
   std::set<int> decode_lanes, encode_lanes;
   std::set<std::pair<int, int>> device_lanes;
