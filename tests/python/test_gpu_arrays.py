@@ -39,9 +39,10 @@ def torch():
 @pytest.mark.parametrize("border", ["reflect101", "constant", "wrap"])
 def test_cupy_same_bits_as_numpy(cp, dtype, channels, border):
     a = random_image(np.random.default_rng(1), 301, 517, channels, dtype)
-    got = tilefilter.filter(cp.asarray(a), *CHAIN, border=border, border_value=3)
+    value = 3 if border == "constant" else 0
+    got = tilefilter.filter(cp.asarray(a), *CHAIN, border=border, border_value=value)
     assert isinstance(got, cp.ndarray)
-    want = tilefilter.filter(a, *CHAIN, border=border, border_value=3, devices="cpu", exact=True)
+    want = tilefilter.filter(a, *CHAIN, border=border, border_value=value, devices="cpu", exact=True)
     assert np.array_equal(cp.asnumpy(got), want)
 
 
@@ -83,6 +84,31 @@ def test_torch_tensors(torch):
     g = tilefilter.filter(f, "box:radius=3")
     assert isinstance(g, torch.Tensor) and g.is_cuda
     assert np.array_equal(g.cpu().numpy(), tilefilter.filter(f.cpu().numpy(), "box:radius=3", devices="cpu"))
+
+
+@needs_gpu
+def test_torch_nchw_with_channel_axis_and_kernel_arrays(torch):
+    a = random_image(np.random.default_rng(7), 2 * 3 * 65, 71, 1, np.float32).reshape(2, 3, 65, 71)
+    k = np.random.default_rng(8).normal(size=(5, 3))
+    want = np.stack([tilefilter.filter(a[n], "gaussian:sigma=1", kernel=k, channel_axis=0, devices="cpu",
+                                       exact=True) for n in range(2)])
+    t = torch.from_numpy(a).cuda()
+    out = torch.empty_like(t)
+    ptr = out.data_ptr()
+    got = tilefilter.filter(t, "gaussian:sigma=1", kernel=k, channel_axis=1, out=out)
+    assert got is out and got.data_ptr() == ptr
+    assert np.array_equal(got.cpu().numpy(), want)
+    chw = t[1]  # a view: each plane is filtered where it lies
+    assert np.array_equal(tilefilter.filter(chw, "gaussian:sigma=1", kernel=k, channel_axis=0).cpu().numpy(), want[1])
+
+
+@needs_gpu
+def test_cupy_kernel_arrays(cp):
+    a = random_image(np.random.default_rng(9), 200, 301, 3, np.uint16)
+    k = np.random.default_rng(10).uniform(size=(7, 7))
+    got = tilefilter.filter(cp.asarray(a), kernel=k, normalize=True)
+    assert np.array_equal(cp.asnumpy(got), tilefilter.filter(a, kernel=k, normalize=True, devices="cpu",
+                                                               exact=True))
 
 
 @pytest.mark.skipif(gpu_count() < 2, reason="needs two GPUs")

@@ -14,13 +14,24 @@ from . import _lib
 
 _TYPES = {np.dtype(np.uint8): _lib.U8, np.dtype(np.uint16): _lib.U16, np.dtype(np.float32): _lib.F32}
 _DTYPES = {v: k for k, v in _TYPES.items()}
+# Filtered as float32 and handed back in their own type (float32 holds every float64 to 1e-7 relative).
+_THROUGH_FLOAT32 = (np.dtype(np.float64),)
 
 
 def pixel_type(dtype) -> int:
-    t = _TYPES.get(np.dtype(dtype))
-    if t is None:
-        raise _lib.InvalidArgumentError(f"arrays of {np.dtype(dtype)} cannot be filtered: use uint8, uint16 or float32")
-    return t
+    dtype = np.dtype(dtype)
+    t = _TYPES.get(dtype)
+    if t is not None:
+        return t
+    if not dtype.isnative and dtype.newbyteorder("=") in _TYPES:
+        raise _lib.InvalidArgumentError(f"arrays of byte order {dtype.str!r} cannot be filtered: "
+                                        f"a.astype({dtype.newbyteorder('=').name!r}) gives the machine's order")
+    if dtype == np.int16:
+        raise _lib.InvalidArgumentError(
+            "int16 arrays cannot be filtered: the library holds uint8, uint16 and float32 samples; filter "
+            "a.astype(numpy.float32) (it holds every int16 exactly) and round back, or offset into uint16")
+    raise _lib.InvalidArgumentError(
+        f"arrays of {dtype} cannot be filtered: use uint8, uint16, float32 or float64 (filtered in float32)")
 
 
 def shape_of(shape) -> tuple:
@@ -29,8 +40,9 @@ def shape_of(shape) -> tuple:
         return shape[0], shape[1], 1
     if len(shape) == 3 and shape[2] in (1, 3, 4):
         return shape[0], shape[1], shape[2]
+    hint = " (channels first: pass channel_axis=0, or channel_axis=1 for N x C x H x W)" if len(shape) in (3, 4) else ""
     raise _lib.InvalidArgumentError(
-        f"an image array is H x W or H x W x C with C = 1, 3 or 4 channels, not of shape {tuple(shape)}")
+        f"an image array is H x W or H x W x C with C = 1, 3 or 4 channels, not of shape {tuple(shape)}{hint}")
 
 
 def packed_pitch(shape, strides, itemsize: int) -> Optional[int]:
@@ -61,8 +73,6 @@ def as_packed(a) -> np.ndarray:
         a = np.asarray(a)
     pixel_type(a.dtype)
     shape_of(a.shape)
-    if not a.dtype.isnative:
-        raise _lib.InvalidArgumentError(f"arrays of non-native byte order ({a.dtype.str}) cannot be filtered")
     if a.size == 0:
         raise _lib.InvalidArgumentError(f"the array of shape {a.shape} holds no pixel")
     if a.flags.c_contiguous and a.flags.aligned:
@@ -86,19 +96,36 @@ def options(*key) -> _lib.Options:
 
 
 def _make_options(border, border_value, devices, exact, tile, streams, device_memory) -> _lib.Options:
+    from ._chain import check_border
     o = _lib.Options()
     _lib.lib.tf_options_init(ctypes.byref(o))
     if border is not None:
-        o.border = str(border).encode()
+        o.border = check_border(border).encode()
         o.border_value = float(border_value)
     o.devices = str(devices).encode() if devices is not None else None
     o.exact = 1 if exact else 0
     if tile is not None:
-        tw, th = (tile, tile) if isinstance(tile, int) else tile
-        o.tile_width, o.tile_height = int(tw), int(th)
+        size = (tile, tile) if isinstance(tile, (int, np.integer)) else tile
+        if not (isinstance(size, (tuple, list)) and len(size) == 2 and
+                all(isinstance(n, (int, np.integer)) and n > 0 for n in size)):
+            raise TypeError(f"tile= is a tile side in pixels or (width, height), not {tile!r}")
+        o.tile_width, o.tile_height = int(size[0]), int(size[1])
+    for name, value in (("streams", streams), ("device_memory", device_memory)):
+        if not isinstance(value, (int, np.integer)) or value < 0:
+            raise TypeError(f"{name}= is a whole number, 0 for automatic, not {value!r}")
     o.streams = int(streams)
     o.device_memory = int(device_memory)
     return o
+
+
+def warn_border_value(dtype, border: str, value: float) -> None:
+    """TileFilterWarning where a constant border's value leaves the pixel type's range (it is clamped)."""
+    dtype = np.dtype(dtype)
+    if border != "constant" or dtype.kind != "u":
+        return
+    top = np.iinfo(dtype).max
+    if not 0 <= value <= top:
+        _lib.warn(f"border_value={value!r} is clamped to {min(max(value, 0), top)} for {dtype} pixels")
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -106,6 +133,14 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def filter_array(a, chain, opts: _lib.Options, out=None) -> np.ndarray:
+    if getattr(a, "dtype", None) in _THROUGH_FLOAT32:
+        if out is not None and (not isinstance(out, np.ndarray) or out.dtype != a.dtype or out.shape != a.shape):
+            raise _lib.InvalidArgumentError(f"out= must be a {a.dtype} array of shape {a.shape}")
+        result = filter_array(np.asarray(a, np.float32), chain, opts)
+        if out is None:
+            return result.astype(a.dtype)
+        np.copyto(out, result)
+        return out
     src = as_packed(a)
     if out is None:
         dst = np.empty(src.shape, src.dtype)
@@ -135,26 +170,60 @@ def filter_array(a, chain, opts: _lib.Options, out=None) -> np.ndarray:
 
 def read_info(path) -> dict:
     info = _lib.ImageInfo()
-    _lib.check(_lib.lib.tf_read_info(_lib.text(path), ctypes.byref(info)))
+    _lib.check(_lib.lib.tf_read_info(_lib.text(path), ctypes.byref(info)), path)
     return {"width": info.width, "height": info.height, "channels": info.channels,
             "dtype": _DTYPES[info.type], "stored_channels": info.stored_channels,
             "orientation": info.orientation, "exif": bool(info.has_exif), "icc": bool(info.has_icc),
             "xmp": bool(info.has_xmp), "codec": info.codec.decode()}
 
 
-def read(path) -> np.ndarray:
+# EXIF orientation 1..8: the stored pixels turned upright (as PIL's ImageOps.exif_transpose does).
+_UPRIGHT = {
+    2: lambda a: a[:, ::-1],
+    3: lambda a: a[::-1, ::-1],
+    4: lambda a: a[::-1],
+    5: lambda a: a.swapaxes(0, 1),
+    6: lambda a: a[::-1].swapaxes(0, 1),
+    7: lambda a: a[::-1, ::-1].swapaxes(0, 1),
+    8: lambda a: a[:, ::-1].swapaxes(0, 1),
+}
+
+
+def read(path, autorotate: bool = False) -> np.ndarray:
     info = read_info(path)
     shape = (info["height"], info["width"]) if info["channels"] == 1 else (info["height"], info["width"],
                                                                            info["channels"])
     out = np.empty(shape, info["dtype"])
-    _lib.check(_lib.lib.tf_read(_lib.text(path), ctypes.byref(describe(out))))
-    return out
+    _lib.check(_lib.lib.tf_read(_lib.text(path), ctypes.byref(describe(out))), path)
+    turn = _UPRIGHT.get(info["orientation"]) if autorotate else None
+    return out if turn is None else np.ascontiguousarray(turn(out))
 
 
-def write(path, a, metadata_from=None, quality=95, compression=None) -> None:
+def check_write(path, metadata_from, compression, quality=None) -> int:
+    """Refuses what a format would drop without a word, warns of what it cannot keep; returns the
+    library's quality (0: its default)."""
+    ext = str(_lib.text(path).decode(errors="replace")).rsplit(".", 1)[-1].lower()
+    if quality is not None and ext not in ("jpg", "jpeg", "webp"):
+        _lib.warn(f"quality={quality!r} has no effect on .{ext} files (JPEG and WebP take it; TIFF's JPEG "
+                  "compression takes compression='jpeg:Q')")
+    if compression is not None:
+        method, _, level = str(compression).partition(":")
+        if ext in ("jpg", "jpeg", "webp"):
+            raise _lib.InvalidArgumentError(f"compression={compression!r}: .{ext} files take quality= instead")
+        digits = method if method.isdigit() and not level else level if method == "deflate" else None
+        if ext == "png" and (digits is None or (digits and not (digits.isdigit() and int(digits) <= 9))):
+            raise _lib.InvalidArgumentError(
+                f"compression={compression!r}: PNG files take a zlib level 0-9 ('6', 'deflate:9')")
+    if metadata_from is not None and ext == "webp":
+        _lib.warn(f"metadata_from={str(metadata_from)!r}: WebP files are written without metadata")
+    return 0 if quality is None else int(quality)
+
+
+def write(path, a, metadata_from=None, quality=None, compression=None) -> None:
+    quality = check_write(path, metadata_from, compression, quality)
     src = as_packed(a)
     _lib.check(_lib.lib.tf_write(_lib.text(path), ctypes.byref(describe(src)), _lib.text(metadata_from),
-                                 int(quality), _lib.text(compression)))
+                                 quality, _lib.text(compression)), metadata_from)
 
 
 class Writer:
@@ -165,16 +234,17 @@ class Writer:
     """
 
     def __init__(self, path, width: int, height: int, channels: int = 1, dtype="uint8", metadata_from=None,
-                 quality: int = 95, compression: Optional[str] = None):
+                 quality: Optional[int] = None, compression: Optional[str] = None):
         self._handle = None
         self.width, self.height, self.channels, self.dtype = width, height, channels, np.dtype(dtype)
+        quality = check_write(path, metadata_from, compression, quality)
         h = ctypes.c_void_p()
         _lib.check(_lib.lib.tf_writer_new(_lib.text(path), int(width), int(height), int(channels),
-                                          pixel_type(self.dtype), _lib.text(metadata_from), int(quality),
-                                          _lib.text(compression), ctypes.byref(h)))
+                                          pixel_type(self.dtype), _lib.text(metadata_from), quality,
+                                          _lib.text(compression), ctypes.byref(h)), metadata_from)
         self._handle = h.value
 
-    def write(self, rows) -> None:
+    def write(self, rows: np.ndarray) -> None:
         src = as_packed(rows)
         _lib.check(_lib.lib.tf_writer_write(self._handle, ctypes.byref(describe(src))))
 

@@ -68,7 +68,7 @@ def _edges(block: np.ndarray, dy: int, dx: int) -> dict:
             if not ((oy and not dy) or (ox and not dx))}
 
 
-def _filter_block(block: np.ndarray, neighbours: list, specs, border, border_value, devices, exact, dy=0,
+def _filter_block(block: np.ndarray, neighbours: list, chain, border, border_value, devices, exact, dy=0,
                   dx=0) -> np.ndarray:
     """`block` between its neighbours' edges (neighbours[k]: the block at _OFFSETS[k] itself, or its
     edges task, or None), filtered, then cropped back to `block`."""
@@ -85,25 +85,30 @@ def _filter_block(block: np.ndarray, neighbours: list, specs, border, border_val
     top = grid[0][0].shape[0] if ys[0] == -1 else 0
     left = grid[0][0].shape[1] if xs[0] == -1 else 0
     dev = _block_devices() if devices is None else devices
-    result = tilefilter.filter(padded, *specs, border=border, border_value=border_value, devices=dev, exact=exact)
+    result = tilefilter.filter(padded, chain, border=border, border_value=border_value, devices=dev, exact=exact)
     return result[top:top + block.shape[0], left:left + block.shape[1]]
 
 
-def filter(darr: Any, *specs: str, preset: Optional[str] = None, border: Optional[str] = None,
-           border_value: float = 0.0, devices: Optional[str] = None, exact: bool = False) -> Any:
+def filter(darr: Any, *specs: Any, preset: Optional[str] = None, kernel: Any = None, normalize: bool = False,
+           border: Optional[str] = None, border_value: float = 0.0, devices: Optional[str] = None,
+           exact: bool = False) -> Any:
     """A lazy Dask array: `darr` (H x W or H x W x C; uint8, uint16 or float32) filtered by the chain
-    `specs` (or `preset`) with tilefilter.filter's arguments; its chunks are kept (the channel axis
-    becomes one chunk). devices=None: each worker's GPUs, else one CPU worker per Dask thread."""
+    `specs` (spec strings or Chains; or `preset`, `kernel`) with tilefilter.filter's arguments. Its chunks
+    are kept where each is at least as deep as the chain's halo; an axis with a shallower chunk (or, for
+    wrap, one the halo spans) becomes one chunk, and so does the channel axis. The chain travels to the
+    workers by its description (kernels as their numbers). devices=None: each worker's GPUs, else one CPU
+    worker per Dask thread."""
     import dask.array as da
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
 
     darr = da.asarray(darr)
-    chain = chain_of(specs, preset)
+    chain = chain_of(specs, preset, kernel, normalize)
     left, top, right, bottom = chain.halo
+    border, border_value = tilefilter._border_for(chain, border, border_value, darr.dtype)  # warned here, once
     mode = border if border is not None else chain.border
-    if border is None:
-        border_value = chain.border_value
+    if border is None or mode != "constant":
+        border_value = chain.border_value if mode == "constant" else 0.0
     from ._host import pixel_type, shape_of
     pixel_type(darr.dtype)
     shape_of(darr.shape)
@@ -122,7 +127,7 @@ def filter(darr: Any, *specs: str, preset: Optional[str] = None, border: Optiona
     if any(darr.chunks[a] != (darr.shape[a],) for a in whole):
         darr = darr.rechunk(whole)
     dy, dx = depth
-    token = tokenize(darr, chain.specs, mode, border_value, devices, exact)
+    token = tokenize(darr, chain, mode, border_value, devices, exact)
     edges_name, out_name = "tilefilter-edges-" + token, "tilefilter-filter-" + token
     ny, nx = len(darr.chunks[0]), len(darr.chunks[1])
     tail = (0,) * (darr.ndim - 2)
@@ -144,7 +149,7 @@ def filter(darr: Any, *specs: str, preset: Optional[str] = None, border: Optiona
             usable = not ((oy and not dy) or (ox and not dx)) and 0 <= ni < ny and 0 <= nj < nx
             source = (darr.name, ni, nj) + tail if whole_neighbours else (edges_name, ni, nj)
             neighbours.append(source if usable else None)
-        layer[(out_name, i, j) + tail] = (_filter_block, (darr.name, i, j) + tail, neighbours, chain.specs, mode,
+        layer[(out_name, i, j) + tail] = (_filter_block, (darr.name, i, j) + tail, neighbours, chain, mode,
                                           border_value, devices, exact, dy, dx)
     graph = HighLevelGraph.from_collections(out_name, layer, dependencies=[darr])
     return da.Array(graph, out_name, darr.chunks, dtype=darr.dtype, meta=np.empty((0,) * darr.ndim, darr.dtype))

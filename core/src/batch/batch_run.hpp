@@ -43,7 +43,7 @@ struct Work {
   ImageInfo info;  // metadata and stored channels, carried to the output
   Charge charge;   // budget for src and dst, or for the bytes
   // The GPU codec's path: the file's compressed bytes on the way in, and the output's JPEG stream
-  // (metadata included) on the way out when `encoded`.
+  // on the way out when `encoded` (the writer adds info.metadata to it: the GPU worker goes on meanwhile).
   std::vector<unsigned char> bytes;
   bool encoded = false;
 };

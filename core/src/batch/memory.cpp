@@ -1,9 +1,13 @@
 // The batch's memory bound: a byte budget for pixels in flight and a pool that recycles buffers.
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "batch_internal.hpp"
@@ -133,6 +137,13 @@ std::size_t cgroup_limit() {
   return 0;  // "max" or no cgroup v2
 }
 }  // namespace
+
+void give_large_buffers_back() {
+#ifdef __GLIBC__
+  static std::once_flag once;
+  std::call_once(once, [] { (void)::mallopt(M_MMAP_THRESHOLD, 1 << 20); });
+#endif
+}
 
 std::size_t default_inflight_bytes() {
   std::size_t total =

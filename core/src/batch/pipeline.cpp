@@ -336,6 +336,7 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
       any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
+  batch::give_large_buffers_back();
   const int lanes = static_cast<int>(gpu_workers.size());
   BatchRun run(options, std::move(plan), chain, devices, budget, base, source, std::move(gpu_workers));
   BatchReport report = run.run();

@@ -149,12 +149,14 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
   } catch (const Error&) {
     return false;  // likewise
   }
-  // Budget: the bytes, and what comes back (a JPEG stream of about their size, or the pixels).
+  // Budget: the bytes, or what comes back when it is larger (the pixels): the bytes are dropped when
+  // the result arrives (a JPEG stream of about their size).
   const bool jpeg_out = is_jpeg_path(item.output);
   const std::size_t back =
       jpeg_out ? w.bytes.size() : static_cast<std::size_t>(header.width) * header.height * format.pixel_bytes();
-  if (!budget_.acquire(w.bytes.size() + back, [this] { return aborting(); })) return discard(i), true;
-  w.charge = Charge(&budget_, w.bytes.size() + back);
+  const std::size_t charge = std::max(w.bytes.size(), back);
+  if (!budget_.acquire(charge, [this] { return aborting(); })) return discard(i), true;
+  w.charge = Charge(&budget_, charge);
   w.info.metadata = std::move(header.metadata);
   w.info.jpeg = header.coding;
   w.info.stored_channels = format.channels;

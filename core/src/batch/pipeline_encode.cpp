@@ -20,6 +20,19 @@ void BatchRun::send_to_encoder(Work&& w) {
   to_encode_.push(std::move(w));
 }
 
+namespace {
+
+// The GPU encoder's stream with the input's metadata, as the CPU's JPEG writer writes it.
+std::vector<unsigned char> gpu_stream_with_metadata(const std::string& out, const Work& w) {
+  try {
+    return jpeg_with_metadata(w.bytes, w.info.metadata);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Io, fmt::format("{}: {}", out, e.what()));
+  }
+}
+
+}  // namespace
+
 void BatchRun::encode_loop(int lane) {
   while (auto w = to_encode_.pop()) {
     const int i = w->index;
@@ -39,7 +52,7 @@ void BatchRun::encode_loop(int lane) {
       eo.strip = opt_.strip;
       eo.gray_alpha = w->info.stored_channels == 2;
       keep_input_compression(eo, w->info);
-      if (w->encoded) write_file_atomically(out, w->bytes);
+      if (w->encoded) write_file_atomically(out, opt_.strip ? w->bytes : gpu_stream_with_metadata(out, *w));
       else encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata, &r.write_note);
       const double t1 = tel_.now();
       if (!w->encoded) r.encode_s = t1 - t0;  // else the GPU's encode time, from its events

@@ -154,11 +154,7 @@ void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int
   w.bytes.clear();
   w.bytes.shrink_to_fit();
   if (encoded) {
-    try {
-      w.bytes = jpeg_with_metadata(out.jpeg, opt_.strip ? Metadata{} : w.info.metadata);
-    } catch (const std::exception& e) {
-      return fail(i, fmt::format("{}: {}", item.output, e.what()));
-    }
+    w.bytes = std::move(out.jpeg);  // the writer adds the metadata
     w.encoded = true;
   } else if (chain_.empty()) {
     w.src = std::move(out.pixels);

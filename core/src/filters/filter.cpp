@@ -169,6 +169,21 @@ Kernel kernel3(std::initializer_list<double> v) {
 
 }  // namespace
 
+void normalize_taps(std::vector<float>& taps, const std::string& origin) {
+  double sum = 0;
+  for (float t : taps) sum += t;
+  if (sum == 0) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: cannot normalize, the taps sum to 0", origin));
+  for (float& t : taps) t = static_cast<float>(t / sum);
+}
+
+Stage kernel_stage(Kernel k, bool normalize, const std::string& name, const std::string& origin) {
+  if (normalize) normalize_taps(k.taps, origin);
+  Stage s;
+  s.name = name;
+  s.convs.push_back(make_convolution(k));
+  return s;
+}
+
 // Builders used by the spec parser (filter_spec.cpp) once parameters are validated.
 Stage build_stage(const std::string& name, const std::map<std::string, double>& num,
                   const std::map<std::string, std::string>& text, const std::string& spec) {
@@ -229,16 +244,8 @@ Stage build_stage(const std::string& name, const std::map<std::string, double>& 
   } else if (name == "identity") {
     s.convs.push_back(make_convolution(Kernel::from_rows({{1.0}})));
   } else if (name == "custom") {
-    Kernel k = load_kernel_file(text.at("file"));
-    if (num.at("normalize") != 0) {
-      double sum = 0;
-      for (float t : k.taps) sum += t;
-      if (sum == 0)
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("{}: cannot normalize, the taps sum to 0", text.at("file")));
-      for (float& t : k.taps) t = static_cast<float>(t / sum);
-    }
-    s.convs.push_back(make_convolution(k));
+    s = kernel_stage(load_kernel_file(text.at("file")), num.at("normalize") != 0, spec, text.at("file"));
+    s.kernel_file = text.at("file");
   } else {
     throw Error(ErrorKind::InvalidArgument, fmt::format("unknown filter '{}'", name));
   }

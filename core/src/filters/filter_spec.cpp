@@ -36,6 +36,49 @@ bool parse_number(std::string_view s, double& out) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> split_spec_params(std::string_view spec, std::string_view rest) {
+  std::vector<std::pair<std::string, std::string>> items;
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    const auto eq = rest.find('=', i);
+    const auto comma = rest.find(',', i);
+    if (eq == std::string_view::npos || (comma != std::string_view::npos && comma < eq))
+      throw bad_spec(spec,
+                     fmt::format("'{}' is not key=value",
+                                 rest.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i)));
+    std::string key(rest.substr(i, eq - i)), value;
+    i = eq + 1;
+    if (i < rest.size() && rest[i] == '"') {  // "a,b.txt": commas literal, \" and \\ escaped
+      bool closed = false;
+      for (++i; i < rest.size() && !closed; ++i) {
+        if (rest[i] == '\\' && i + 1 < rest.size()) value += rest[++i];
+        else if (rest[i] == '"') closed = true;
+        else value += rest[i];
+      }
+      if (!closed) throw bad_spec(spec, fmt::format("the quoted value of '{}' has no closing quote", key));
+      if (i < rest.size() && rest[i] != ',')
+        throw bad_spec(spec, fmt::format("the quoted value of '{}' is followed by '{}', not a comma", key, rest[i]));
+    } else {
+      const auto end = std::min(rest.find(',', i), rest.size());
+      value = std::string(rest.substr(i, end - i));
+      i = end;
+    }
+    items.emplace_back(std::move(key), std::move(value));
+    if (i < rest.size()) ++i;  // the comma
+  }
+  return items;
+}
+
+std::string spec_value(std::string_view value) {
+  if (value.find(',') == std::string_view::npos && (value.empty() || value.front() != '"')) return std::string(value);
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
 Stage parse_filter_spec(std::string_view spec) {
   const auto colon = spec.find(':');
   const std::string name(spec.substr(0, colon));
@@ -54,54 +97,45 @@ Stage parse_filter_spec(std::string_view spec) {
     else num[p.name] = p.default_value;
   }
   std::vector<std::string> seen;
-  if (colon != std::string_view::npos) {
-    std::string_view rest = spec.substr(colon + 1);
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      std::string_view item = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      const auto eq = item.find('=');
-      if (eq == std::string_view::npos) throw bad_spec(spec, fmt::format("'{}' is not key=value", item));
-      const std::string key(item.substr(0, eq));
-      const std::string_view value = item.substr(eq + 1);
-      auto p =
-          std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
-      if (p == info->params.end()) {
-        std::vector<std::string> keys;
-        for (const auto& q : info->params) keys.push_back(q.name);
-        throw bad_spec(spec, fmt::format("unknown parameter '{}' for {} (parameters: {}){}", key, name,
-                                         keys.empty() ? "none" : fmt::format("{}", fmt::join(keys, ", ")),
-                                         did_you_mean(key, keys)));
-      }
-      if (std::find(seen.begin(), seen.end(), key) != seen.end())
-        throw bad_spec(spec, fmt::format("'{}' given twice", key));
-      seen.push_back(key);
-      switch (p->kind) {
-        case ParamInfo::Kind::Path:
-          if (value.empty()) throw bad_spec(spec, fmt::format("'{}' is empty", key));
-          text[key] = std::string(value);
-          break;
-        case ParamInfo::Kind::Choice:
-          if (std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end())
-            throw bad_spec(spec, fmt::format("{}={} is not one of {}", key, value, fmt::join(p->choices, "|")));
-          text[key] = std::string(value);
-          break;
-        case ParamInfo::Kind::Bool:
-          if (value == "true" || value == "1" || value == "yes") num[key] = 1;
-          else if (value == "false" || value == "0" || value == "no") num[key] = 0;
-          else throw bad_spec(spec, fmt::format("{}={} is not true or false", key, value));
-          break;
-        case ParamInfo::Kind::Number:
-        case ParamInfo::Kind::Integer: {
-          double v = 0;
-          if (!parse_number(value, v)) throw bad_spec(spec, fmt::format("{}={} is not a number", key, value));
-          if (p->kind == ParamInfo::Kind::Integer && v != std::floor(v))
-            throw bad_spec(spec, fmt::format("{}={} must be a whole number", key, value));
-          if (v < p->min || v > p->max)
-            throw bad_spec(spec, fmt::format("{}={} is out of range [{}, {}]", key, value, p->min, p->max));
-          num[key] = v;
-          break;
-        }
+  const auto items = colon == std::string_view::npos ? std::vector<std::pair<std::string, std::string>>{}
+                                                     : split_spec_params(spec, spec.substr(colon + 1));
+  for (const auto& [key, value] : items) {
+    auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+    if (p == info->params.end()) {
+      std::vector<std::string> keys;
+      for (const auto& q : info->params) keys.push_back(q.name);
+      throw bad_spec(
+          spec, fmt::format("unknown parameter '{}' for {} (parameters: {}){}", key, name,
+                            keys.empty() ? "none" : fmt::format("{}", fmt::join(keys, ", ")), did_you_mean(key, keys)));
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw bad_spec(spec, fmt::format("'{}' given twice", key));
+    seen.push_back(key);
+    switch (p->kind) {
+      case ParamInfo::Kind::Path:
+        if (value.empty()) throw bad_spec(spec, fmt::format("'{}' is empty", key));
+        text[key] = value;
+        break;
+      case ParamInfo::Kind::Choice:
+        if (std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end())
+          throw bad_spec(spec, fmt::format("{}={} is not one of {}", key, value, fmt::join(p->choices, "|")));
+        text[key] = value;
+        break;
+      case ParamInfo::Kind::Bool:
+        if (value == "true" || value == "1" || value == "yes") num[key] = 1;
+        else if (value == "false" || value == "0" || value == "no") num[key] = 0;
+        else throw bad_spec(spec, fmt::format("{}={} is not true or false", key, value));
+        break;
+      case ParamInfo::Kind::Number:
+      case ParamInfo::Kind::Integer: {
+        double v = 0;
+        if (!parse_number(value, v)) throw bad_spec(spec, fmt::format("{}={} is not a number", key, value));
+        if (p->kind == ParamInfo::Kind::Integer && v != std::floor(v))
+          throw bad_spec(spec, fmt::format("{}={} must be a whole number", key, value));
+        if (v < p->min || v > p->max)
+          throw bad_spec(spec, fmt::format("{}={} is out of range [{}, {}]", key, value, p->min, p->max));
+        num[key] = v;
+        break;
       }
     }
   }

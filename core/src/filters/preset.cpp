@@ -138,7 +138,7 @@ std::string to_spec(const FilterEntry& e) {
   std::vector<std::string> items;
   for (const auto& p : info->params) {
     if (p.kind == Kind::Path) {
-      if (e.is_custom()) items.push_back(p.name + "=" + kernel_file_for(e.kernel));
+      if (e.is_custom()) items.push_back(p.name + "=" + spec_value(kernel_file_for(e.kernel)));
       continue;
     }
     if (p.kind == Kind::Choice) {
@@ -171,13 +171,7 @@ FilterEntry entry_from_spec(const std::string& spec) {
   const FilterInfo* info = find_filter(spec.substr(0, colon));
   FilterEntry e = default_entry(*info);
   if (colon == std::string::npos) return e;
-  std::string rest = spec.substr(colon + 1);
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string item = rest.substr(0, comma);
-    rest = comma == std::string::npos ? std::string{} : rest.substr(comma + 1);
-    const auto eq = item.find('=');
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+  for (const auto& [key, value] : split_spec_params(spec, std::string_view(spec).substr(colon + 1))) {
     const ParamInfo* p = find_param(*info, key);
     switch (p->kind) {
       case Kind::Path: e.kernel = KernelGrid::from_kernel(load_kernel_file(value)); break;

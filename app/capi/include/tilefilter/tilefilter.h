@@ -181,6 +181,50 @@ TF_C_API const char* tf_presets_json(void);
  * `tilefilter devices --devices` shows it; owned by the library until the thread's next call. */
 TF_C_API tf_status tf_devices_json(const char* devices, const char** out);
 
+/* ---- Chains as descriptions, kernels as values ---------------------------------------------- */
+
+/* One stage of a chain: a filter spec, or (spec NULL) a kernel given by its values. */
+typedef struct tf_stage {
+  const char* spec;   /* "gaussian:sigma=2"; NULL: the kernel below */
+  const double* taps; /* 2-D: height rows of width taps; separable: width row taps, then height column taps */
+  int width, height;  /* 2-D up to 1023 a side; one row, one column or a separable pair up to 4095 taps */
+  int separable;      /* 1: the kernel is col * row^T, applied as a row pass then a column pass */
+  int normalize;      /* 1: taps divided by their sum (each factor by its own when separable) */
+} tf_stage;
+
+/* A chain of `stages[0..count)` with `border` (NULL = reflect101; else as tf_options.border) and its
+ * constant value. A 2-D kernel's taps are rounded to float32 as a kernel file's numbers are, so its
+ * results have the bits of the same numbers in a file (custom:file=K,normalize=...). */
+TF_C_API tf_status tf_chain_new_stages(const tf_stage* stages, int count, const char* border, double border_value,
+                                       tf_chain** out);
+/* Stage `index` as tf_chain_new_stages takes it back, applying the same taps: a spec stage gives its
+ * spec; a kernel stage (custom:file=..., or one given as values) gives spec NULL, the taps it applies
+ * (normalized already: normalize 0; owned by the library until the thread's next call) and, when
+ * `kernel_file` is not NULL, the file it was read from (NULL for values; owned by the chain). */
+TF_C_API tf_status tf_chain_stage(const tf_chain* chain, int index, tf_stage* out, const char** kernel_file);
+/* The names tf_options.border takes, '|'-separated ("reflect101|reflect|..."); owned by the library. */
+TF_C_API const char* tf_border_names(void);
+/* The bundled presets as tf_presets_json lists them, with "stages" instead of "specs" and nothing
+ * written: [{"name", "title", "description", "path", "stages": [{"spec"} | {"kernel": [[...]],
+ * "normalize"}], "border", "border_value"}]. Owned by the library, valid for the life of the process. */
+TF_C_API const char* tf_presets_stages_json(void);
+
+/* ---- Batch progress ------------------------------------------------------------------------- */
+
+typedef struct tf_batch_progress {
+  int files_done, files_total, files_failed;
+  double megapixels_done, elapsed_s;
+} tf_batch_progress;
+/* Called from the batch's threads, one call at a time, after each file and on a steady tick while files
+ * are worked on; counts never go back. A non-zero return stops the batch taking new files (the files in
+ * flight are finished; the result counts what was done). */
+typedef int (*tf_progress_fn)(const tf_batch_progress* progress, void* user);
+/* tf_batch with `progress(..., user)` as it goes. */
+TF_C_API tf_status tf_batch_with_progress(const tf_chain* chain, const char* input_dir, const char* output_dir,
+                                          const tf_options* options, const char* format, int recursive, int resume,
+                                          const char* report_json, tf_batch_result* result, tf_progress_fn progress,
+                                          void* user);
+
 #ifdef __cplusplus
 }
 #endif

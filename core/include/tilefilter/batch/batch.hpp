@@ -135,17 +135,15 @@ struct BatchPlan {
 BatchPlan plan_batch(const BatchOptions& options);
 
 // GPU codec workers per GPU, and the files each decodes in one call, when BatchOptions leaves them 0.
-// A worker parses its files on the host between its GPU calls, so with two an H100 waits in between;
-// but every worker's nvJPEG state is made while the first ones already work, and nvJPEG makes states
-// one at a time, 0.11 s each on an H100, even across processes. 2×H100, 2026-11-26, whole processes:
-// 200 photos took 2.58–2.82 s with two workers a GPU and 3.10–3.48 s with four; 2000 photos 7.69 s
-// with two and 7.31 s with four (one H100: 11.80 and 9.53 s). On 4×H100 the sixteen workers of four a
-// GPU were ready only 6.4 s into a 7.7 s run; two a GPU (eight) ran the same 2000 photos in 6.67 s.
-// So a large batch (kLargeBatchFilesPerGpu JPEGs a GPU) gets kLargeBatchGpuCodecLanesInAll workers
-// spread over its GPUs, two to four a GPU; a smaller one two a GPU.
+// A worker's hardware call parses its streams on the host, and it waits for its files' encodes, so a
+// GPU needs more than one worker to keep its decoder busy; but nvJPEG makes states one at a time
+// (0.11 s each on an H100, even across processes), so more workers start later. One H100, 2000
+// photos of 4000x3000 4:2:0 q90, in-process (2026-11-27): three workers of 32 files 5.65-5.69 Gpix/s,
+// two 5.51-5.60, one 4.07-4.23. So a large batch (kLargeBatchFilesPerGpu JPEGs a GPU) gets up to
+// kLargeBatchGpuCodecLanes workers a GPU, kLargeBatchGpuCodecLanesInAll in all; a smaller one two a GPU.
 inline constexpr int kDefaultGpuCodecLanes = 2;
-inline constexpr int kLargeBatchGpuCodecLanes = 4;
-inline constexpr int kLargeBatchGpuCodecLanesInAll = 8;
+inline constexpr int kLargeBatchGpuCodecLanes = 3;
+inline constexpr int kLargeBatchGpuCodecLanesInAll = 12;
 inline constexpr int kLargeBatchFilesPerGpu = 500;
 constexpr int default_gpu_codec_lanes(int gpus, long long jpegs) {
   if (gpus <= 0 || jpegs < static_cast<long long>(kLargeBatchFilesPerGpu) * gpus) return kDefaultGpuCodecLanes;
@@ -154,7 +152,10 @@ constexpr int default_gpu_codec_lanes(int gpus, long long jpegs) {
          : spread > kLargeBatchGpuCodecLanes ? kLargeBatchGpuCodecLanes
                                              : spread;
 }
-inline constexpr int kDefaultGpuCodecBatch = 8;
+// Files a worker's hardware decoder call takes: one H100 decoded 6.8 Gpix/s in batches of 8, 9.8 in
+// batches of 32 and 10.6 in batches of 100 (tests/bench/nvjpeg_probe.py, 2026-11-27); 2000 photos on
+// one H100 ran at 5.6 Gpix/s with two workers of 32 and 5.2 with two of 16 or 64.
+inline constexpr int kDefaultGpuCodecBatch = 32;
 
 // Throws tf::Error for problems with the job itself (missing input folder, OUT_DIR inside IN_DIR,
 // bad filter, `--codec gpu` without a GPU codec); problems with single files end up in the report.

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tf {
@@ -55,6 +56,7 @@ enum class Combine { Single, Magnitude, Sum };
 
 struct Stage {
   std::string name;                // the spec it came from, e.g. "gaussian:sigma=2"
+  std::string kernel_file;         // custom: the kernel file it was read from
   std::vector<Convolution> convs;  // 1, or 2 for Magnitude
   Combine combine = Combine::Single;
   Halo halo() const;  // union of the convolutions' footprints
@@ -85,6 +87,16 @@ struct Limits;  // codec.hpp
 
 // "name" or "name:key=value,key=value". Throws tf::Error naming the spec and the reason.
 Stage parse_filter_spec(std::string_view spec);
+// A spec's "key=value,..." part (`rest`, after the colon of `spec`) as (key, value) pairs in order. A
+// value in double quotes may hold commas; inside it \" and \\ stand for " and \ (custom:file="a,b.txt").
+std::vector<std::pair<std::string, std::string>> split_spec_params(std::string_view spec, std::string_view rest);
+// `value` as a spec writes it: as it is, or quoted when it holds a comma or starts with a quote.
+std::string spec_value(std::string_view value);
+// A stage that applies kernel `k` (custom:file=..., or taps given as values), its taps divided by their
+// sum first when `normalize` (normalize_taps).
+Stage kernel_stage(Kernel k, bool normalize, const std::string& name, const std::string& origin);
+// Divides `taps` by their sum (in double, each rounded to float once); a sum of 0 throws, naming `origin`.
+void normalize_taps(std::vector<float>& taps, const std::string& origin);
 Chain parse_chain(const std::vector<std::string>& specs);
 
 // Kernel text files: rows of numbers separated by spaces or commas, '#' starts a comment.
