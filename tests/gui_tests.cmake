@@ -6,7 +6,7 @@ if(TF_HAVE_QT)
     SOURCES gui/gui_test_support.cpp gui/test_gui_model.cpp gui/test_main_window.cpp gui/test_batch_dialog.cpp
             gui/test_speedup_dialog.cpp gui/test_gui_cli.cpp gui/test_preview_latency.cpp
             gui/fake_gpu.cpp gui/test_fake_gpu_panel.cpp gui/test_large_document.cpp
-            gui/test_large_edit.cpp gui/test_gpu_startup.cpp
+            gui/test_large_edit.cpp gui/test_gpu_startup.cpp gui/test_photographer.cpp
     LABELS gui
     LIBS tf_gui_lib Qt6::Test)
   target_compile_definitions(tf_gui_tests PRIVATE TF_GUI_PATH="$<TARGET_FILE:tilefilter-gui>")

@@ -71,7 +71,8 @@ void run_apply(const ApplyArgs& a) {
     if (a.job.verbose) fmt::print(stderr, "[startup] {}\n", choice.reason);
   }
   const DeviceSelection sel = select_devices(devices, a.job.device_memory);
-  if (!sel.note.empty() && !a.quiet) fmt::print(stderr, "note: {}\n", sel.note);
+  // No GPU is not news on a machine without one: said by `tilefilter devices`, and here under --verbose.
+  if (!sel.note.empty() && a.job.verbose) fmt::print(stderr, "note: {}\n", sel.note);
 
   Progress progress("filtering");
   progress.show_eta();

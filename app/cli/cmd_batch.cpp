@@ -286,13 +286,13 @@ void run(const BatchArgs& a) {
     report = run_batch(o);
   }
   bar.finish();
-  if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet)
-    fmt::print(stderr, "note: {}\n", report.device_note);
+  if (!report.device_note.empty() && !a.job.filters.empty() && !a.quiet && a.job.verbose)
+    fmt::print(stderr, "note: {}\n", report.device_note);  // as `tilefilter apply`: the devices command says it
   if (!a.report.empty()) write_report(a.report, report);
   if (!a.quiet) print_summary(report, a);
   if (a.job.verbose) print_startup_steps();
   for (const auto& f : report.files) {
-    if (f.status == FileResult::Status::Failed) fmt::print(stderr, "error: {}\n", f.reason);
+    if (f.status == FileResult::Status::Failed) fmt::print(stderr, "tilefilter: {}\n", f.reason);
     if (!f.write_note.empty() && !a.quiet) fmt::print(stderr, "note: {}: {}\n", f.output, f.write_note);
   }
   if (report.cancelled) {

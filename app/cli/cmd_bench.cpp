@@ -158,7 +158,7 @@ class Bench {
     for (const auto& f : a.filters) workloads_.push_back({f, f});
     for (const auto& wl : workloads_) chains_.push_back(workload_chain(wl.spec));  // validate before any work
     const DeviceSelection sel = select_devices(a.job.devices, a.job.device_memory);
-    if (!sel.note.empty()) fmt::print(stderr, "note: {}\n", sel.note);
+    if (!sel.note.empty() && a.verbose) fmt::print(stderr, "note: {}\n", sel.note);  // as `tilefilter apply`
     devices_ = sel.devices;
     for (const auto& d : devices_)
       if (d->info().kind == DeviceKind::Cuda) ordinals_.push_back(d->info().ordinal);

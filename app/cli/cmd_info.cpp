@@ -92,7 +92,7 @@ void add_devices(CLI::App& app) {
       return;
     }
     const auto gpus = discover_gpus();
-    if (gpus.gpus.empty()) fmt::print("GPUs: none ({})\n", gpus.message);
+    if (gpus.gpus.empty()) fmt::print("GPUs: none usable ({}); jobs run on the CPU\n", gpus.message);
     for (const auto& g : gpus.gpus) print_gpu(g->info(), g->sample());
     print_cpu();
     const auto sel = select_devices(*spec);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "tilefilter/filters/preset.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/io/io.hpp"
+#include "tilefilter/util/nearest_name.hpp"
 
 namespace tf {
 namespace {
@@ -297,6 +299,60 @@ TEST_F(Cli, BadPresetSaysWhy) {
   expect_failure(fmt::format("apply {} {} --preset {}", input, output, preset), "bad.json", "out of range");
   expect_failure(fmt::format("apply {} {} --preset {}", input, output, dir / "none.json"), "none.json",
                  "cannot open preset");
+}
+
+// Typos get the nearest name, as git and cargo do; every error line starts with "tilefilter:".
+TEST_F(Cli, SuggestsTheNearestName) {
+  auto error_of = [&](const std::string& args) {
+    std::string out;
+    EXPECT_EQ(test::run_cli(args, &out), 2) << args << "\n" << out;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) EXPECT_EQ(line.rfind("tilefilter: ", 0), 0u) << args << ": " << line;
+    return out;
+  };
+  EXPECT_NE(error_of(fmt::format("aply {} {}", input, output)).find("did you mean 'apply'?"), std::string::npos);
+  EXPECT_NE(error_of("devcies").find("did you mean 'devices'?"), std::string::npos);
+  EXPECT_NE(error_of(fmt::format("apply {} {} -f gausian", input, output)).find("did you mean 'gaussian'?"),
+            std::string::npos);
+  EXPECT_NE(error_of(fmt::format("apply {} {} -f gaussian:sigm=2", input, output)).find("did you mean 'sigma'?"),
+            std::string::npos);
+  EXPECT_NE(error_of(fmt::format("apply {} {} -f box --boder wrap", input, output)).find("did you mean '--border'?"),
+            std::string::npos);
+  const std::string missing = error_of(fmt::format("apply {}", input));
+  EXPECT_NE(missing.find("output"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("tilefilter apply --help"), std::string::npos) << missing;
+  // Nothing close: no guess, the known names instead.
+  const std::string far = error_of("zzzzzz");
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+  EXPECT_NE(far.find("apply"), std::string::npos) << far;
+  EXPECT_FALSE(std::filesystem::exists(output));
+}
+
+TEST(NearestName, EditsAndLimits) {
+  EXPECT_EQ(edit_distance("aply", "apply"), 1);
+  EXPECT_EQ(edit_distance("aplpy", "apply"), 1);  // two neighbours swapped
+  EXPECT_EQ(edit_distance("BOX", "box"), 0);
+  EXPECT_EQ(nearest_name("sharpne", {"sharpen", "unsharp"}), "sharpen");
+  EXPECT_EQ(nearest_name("box", {"box", "bx"}), "");  // already a name
+  EXPECT_EQ(nearest_name("x", {"y", "box"}), "y");    // one edit is always allowed
+  EXPECT_EQ(nearest_name("laplace", {"gaussian", "sobel"}), "");
+}
+
+// A machine without a GPU is not news on every command: said once by `devices`, and under --verbose.
+TEST_F(Cli, NoGpuNoteOnlyWhenAsked) {
+  if (!select_devices("all").note.empty()) {
+    std::string out;
+    ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f box", input, output), &out), 0) << out;
+    EXPECT_EQ(out.find("no GPU"), std::string::npos) << out;
+    std::filesystem::remove(output);
+    ASSERT_EQ(test::run_cli(fmt::format("apply {} {} -f box --verbose", input, output), &out), 0) << out;
+    EXPECT_NE(out.find("no GPU"), std::string::npos) << out;
+    ASSERT_EQ(test::run_cli("devices", &out), 0) << out;
+    EXPECT_NE(out.find("GPUs: none usable"), std::string::npos) << out;
+  } else {
+    GTEST_SKIP() << "this machine has a GPU";
+  }
 }
 
 }  // namespace

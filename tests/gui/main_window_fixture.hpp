@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <QAction>
 #include <QObject>
 #include <QString>
 #include <memory>
@@ -28,6 +29,25 @@ class MainWindowFixture : public ::testing::Test {
     window->open_file(path);
     ASSERT_TRUE(test::wait_for([&] { return loaded; }, timeout_ms))
         << "the image did not open: " << window->message_bar()->text().toStdString();
+  }
+
+  // Waits until the full-resolution preview of the panel's current chain is on screen.
+  void wait_for_preview() {
+    ASSERT_TRUE(test::wait_for([&] { return window->idle() && window->current_full_result() != nullptr; }))
+        << "no preview; message: " << window->message_bar()->text().toStdString();
+  }
+
+  // Adds a filter as the panel's "Add filter" menu does.
+  void add_filter(const char* name) {
+    auto* action = window->findChild<QAction*>(QStringLiteral("add.%1").arg(QLatin1String(name)));
+    ASSERT_NE(action, nullptr) << name;
+    action->trigger();
+  }
+
+  template <class W> W* find(const char* name) {
+    W* w = window->findChild<W*>(QLatin1String(name));
+    EXPECT_NE(w, nullptr) << name;
+    return w;
   }
 
   test::TempDir dir;

@@ -1,5 +1,6 @@
 // The batch dialog on a temporary folder: the same core batch job as the CLI, driven from the dialog.
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QTest>
@@ -9,6 +10,7 @@
 #include "dialogs/batch_dialog.hpp"
 #include "gui_test_support.hpp"
 #include "panels/filter_panel.hpp"
+#include "platform/device_hub.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
 #include "window/main_window.hpp"
@@ -113,20 +115,23 @@ TEST_F(BatchDialogTest, CountsTheFolderBeforeStart) {
   EXPECT_TRUE(dialog->status_text().contains("no such folder")) << dialog->status_text().toStdString();
 }
 
-// The JPEG codec choice (--codec): automatic by default; GPU only where the build has nvJPEG, else
-// the item is disabled, says why, and a remembered "gpu" falls back to automatic.
+// The JPEG codec choice (--codec): only the codecs present. With a GPU codec in the build and a GPU,
+// automatic (the default), CPU and GPU; else the CPU's alone, with a tooltip saying why, and a
+// remembered "gpu" or "auto" becomes the CPU.
 TEST_F(BatchDialogTest, JpegCodecChoiceFollowsTheBuild) {
   window->set_chain({{entry_from_spec("box")}, {}});
   window->set_devices("cpu:1");
   BatchDialog* dialog = window->show_batch_dialog();
   auto* codec = dialog->findChild<QComboBox*>("batchCodec");
   ASSERT_NE(codec, nullptr);
-  EXPECT_EQ(codec->currentData().toString(), "auto");
-  dialog->set_codec("cpu");
-  EXPECT_EQ(codec->currentData().toString(), "cpu");
+  ASSERT_TRUE(wait_for([] { return DeviceHub::instance().gpus_ready(); }));
+  QCoreApplication::processEvents();  // the list follows discovery (queued)
+  const bool gpu = have_gpu_jpeg() && !DeviceHub::instance().gpus().empty();
+  EXPECT_EQ(dialog->codec_choices(), gpu ? QStringList({"auto", "cpu", "gpu"}) : QStringList({"cpu"}));
+  EXPECT_EQ(codec->currentData().toString(), gpu ? "auto" : "cpu");
   dialog->set_codec("gpu");
-  EXPECT_EQ(codec->currentData().toString(), have_gpu_jpeg() ? "gpu" : "auto");
-  if (!have_gpu_jpeg()) EXPECT_TRUE(codec->toolTip().contains("nvJPEG")) << codec->toolTip().toStdString();
+  EXPECT_EQ(codec->currentData().toString(), gpu ? "gpu" : "cpu");
+  if (!gpu) EXPECT_TRUE(codec->toolTip().contains("CPU")) << codec->toolTip().toStdString();
   dialog->set_codec("cpu");
   dialog->set_folders(in, out);
   write_image(dir, "in/a.jpg", 64, 48, 3, 1);
@@ -196,6 +201,85 @@ TEST_F(BatchDialogTest, SkippedFilesShowTheirNameAndAReason) {
   dialog->set_folders(in, out);
   ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
   EXPECT_EQ(dialog->failed_files(), QStringList{"notes.txt: Skipped: Not an image"});
+}
+
+// The dialog starts from the panel's chain and border, each time it is shown.
+TEST_F(BatchDialogTest, StartsFromTheCurrentChainAndBorder) {
+  window->set_chain(
+      {{entry_from_spec("gaussian:sigma=2"), entry_from_spec("sharpen:amount=0.5")}, {BorderMode::Replicate, 0}});
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  const std::vector<std::string> specs = {"gaussian:sigma=2", "sharpen:amount=0.5"};
+  EXPECT_EQ(dialog->options().filters, specs);
+  EXPECT_EQ(dialog->options().job.border.mode, BorderMode::Replicate);
+  EXPECT_EQ(dialog->findChild<QComboBox*>("batchBorder")->currentText(), "replicate");
+  dialog->close();
+  window->set_chain({{entry_from_spec("box:radius=3")}, {BorderMode::Constant, 200}});
+  dialog = window->show_batch_dialog();
+  EXPECT_EQ(dialog->options().filters, std::vector<std::string>{"box:radius=3"});
+  EXPECT_EQ(dialog->options().job.border.mode, BorderMode::Constant);
+  EXPECT_EQ(dialog->options().job.border.value, 200);
+}
+
+// No number of its own: a fresh dialog has `tilefilter batch`'s defaults.
+TEST_F(BatchDialogTest, DefaultsAreTheCli) {
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  window->set_chain({{entry_from_spec("box")}, {}});
+  const BatchOptions cli;
+  const BatchOptions gui = window->show_batch_dialog()->options();
+  EXPECT_EQ(gui.quality, cli.quality);  // 0: each JPEG's own
+  EXPECT_EQ(gui.subsampling, cli.subsampling);
+  EXPECT_EQ(gui.format, cli.format);
+  EXPECT_EQ(gui.recursive, cli.recursive);
+  EXPECT_EQ(gui.job.border.mode, cli.job.border.mode);
+  EXPECT_EQ(gui.resume, cli.resume);
+}
+
+// A second run into the same folder asks first: cancel leaves the outputs alone, resume keeps the
+// complete ones, overwrite writes every file again. One status line per run; the folder can be opened.
+TEST_F(BatchDialogTest, ExistingOutputsGetAChoice) {
+  for (int i = 0; i < 3; ++i) write_image(dir, "in/img" + std::to_string(i) + ".png", 48, 32, 3, 20 + i);
+  window->set_chain({{entry_from_spec("box:radius=1")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  EXPECT_FALSE(dialog->can_open_output());
+  int asked = -1;
+  BatchDialog::Existing answer = BatchDialog::Existing::Cancel;
+  dialog->set_existing_chooser([&](int count) {
+    asked = count;
+    return answer;
+  });
+  ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_EQ(asked, -1) << "nothing there yet: no question";
+  EXPECT_TRUE(dialog->can_open_output());
+  const auto written = std::filesystem::last_write_time(dir / "out/img0.png");
+
+  EXPECT_FALSE(run(dialog));
+  EXPECT_EQ(asked, 3);
+  EXPECT_TRUE(dialog->status_text().startsWith("Not started")) << dialog->status_text().toStdString();
+  EXPECT_EQ(dialog->summary_text(), "") << "one status line per run";
+  EXPECT_FALSE(dialog->can_open_output());
+  EXPECT_EQ(std::filesystem::last_write_time(dir / "out/img0.png"), written);
+
+  answer = BatchDialog::Existing::Resume;
+  ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_TRUE(dialog->summary_text().contains("3 already done")) << dialog->summary_text().toStdString();
+  EXPECT_EQ(std::filesystem::last_write_time(dir / "out/img0.png"), written);
+
+  answer = BatchDialog::Existing::Overwrite;
+  ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_TRUE(dialog->summary_text().contains("3 written")) << dialog->summary_text().toStdString();
+  EXPECT_TRUE(dialog->can_open_output());
+  EXPECT_EQ(dialog->status_text(), "Finished");
+}
+
+// Empty, the dialog says so instead of "0 of 1 files".
+TEST_F(BatchDialogTest, EmptyDialogSaysNoFiles) {
+  BatchDialog dialog(false);
+  EXPECT_EQ(dialog.progress_text(), "no files");
+  EXPECT_EQ(dialog.status_text(), "Not started");
 }
 
 }  // namespace

@@ -34,26 +34,7 @@ namespace {
 
 using namespace tf::test;
 
-class MainWindowTest : public MainWindowFixture {
- protected:
-  // Waits until the full-resolution preview of the panel's current chain is on screen.
-  void wait_for_preview() {
-    ASSERT_TRUE(wait_for([&] { return window->idle() && window->current_full_result() != nullptr; }))
-        << "no preview; message: " << window->message_bar()->text().toStdString();
-  }
-
-  void add_filter(const char* name) {
-    auto* action = window->findChild<QAction*>(QStringLiteral("add.%1").arg(QLatin1String(name)));
-    ASSERT_NE(action, nullptr) << name;
-    action->trigger();
-  }
-
-  template <class W> W* find(const char* name) {
-    W* w = window->findChild<W*>(QLatin1String(name));
-    EXPECT_NE(w, nullptr) << name;
-    return w;
-  }
-};
+using MainWindowTest = MainWindowFixture;
 
 TEST_F(MainWindowTest, ShowsCoreOutputAfterAParameterChange) {
   const QString path = write_image(dir, "photo.png", 320, 240);

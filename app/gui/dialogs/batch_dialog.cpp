@@ -3,24 +3,17 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QDialogButtonBox>
 #include <QDir>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
-#include <QGroupBox>
-#include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
-#include <QToolButton>
 #include <QTreeWidget>
-#include <QVBoxLayout>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
@@ -37,21 +30,6 @@
 namespace tf::gui {
 
 namespace {
-
-QWidget* folder_row(QWidget* parent, QLineEdit* edit, const QString& title) {
-  auto* w = new QWidget(parent);
-  auto* row = new QHBoxLayout(w);
-  row->setContentsMargins(0, 0, 0, 0);
-  auto* browse = new QToolButton(w);
-  browse->setText(QObject::tr("Browse…"));
-  row->addWidget(edit, 1);
-  row->addWidget(browse);
-  QObject::connect(browse, &QToolButton::clicked, w, [edit, title, w] {
-    const QString dir = QFileDialog::getExistingDirectory(w, title, edit->text());
-    if (!dir.isEmpty()) edit->setText(dir);
-  });
-  return w;
-}
 
 // "notes.txt (not an image)" from core's list of skipped files: the name and the reason apart.
 std::pair<QString, QString> split_skipped(const std::string& entry) {
@@ -71,135 +49,36 @@ QString duration_text(double s) {
 
 }  // namespace
 
-BatchDialog::BatchDialog(bool use_settings, QWidget* parent) : QDialog(parent), use_settings_(use_settings) {
-  setObjectName("batchDialog");
-  setWindowTitle(tr("Batch — filter a folder"));
-  setModal(false);
-  resize(720, 640);
-  auto* layout = new QVBoxLayout(this);
-  messages_ = new MessageBar(this);
-  layout->addWidget(messages_);
-
-  auto* job = new QGroupBox(tr("Job"), this);
-  auto* form = new QFormLayout(job);
-  input_ = new QLineEdit(job);
-  input_->setObjectName("batchInput");
-  output_ = new QLineEdit(job);
-  output_->setObjectName("batchOutput");
-  form->addRow(tr("Input folder"), folder_row(job, input_, tr("Input folder")));
-  recursive_ = new QCheckBox(tr("Include sub-folders"), job);
-  form->addRow(QString(), recursive_);
-  form->addRow(tr("Output folder"), folder_row(job, output_, tr("Output folder")));
-  chain_ = new QPlainTextEdit(job);
-  chain_->setObjectName("batchChain");
-  chain_->setPlaceholderText(tr("one filter spec per line, e.g. gaussian:sigma=2"));
-  chain_->setMaximumHeight(80);
-  chain_->setToolTip(tr("Taken from the filter panel; edit freely (same syntax as tilefilter --filter)"));
-  form->addRow(tr("Filters"), chain_);
-  border_ = new QComboBox(job);
-  for (auto m :
-       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
-    border_->addItem(QString::fromStdString(to_string(m)), static_cast<int>(m));
-  form->addRow(tr("Border"), border_);
-  auto* format_row = new QHBoxLayout;
-  format_ = new QComboBox(job);
-  format_->setObjectName("batchFormat");
-  format_->addItem(tr("Same as input"), "same");
-  format_->addItem(QStringLiteral("PNG"), "png");
-  format_->addItem(QStringLiteral("JPEG"), "jpg");
-  format_->addItem(QStringLiteral("TIFF"), "tiff");
-  quality_ = new QSpinBox(job);
-  quality_->setObjectName("batchQuality");
-  quality_->setRange(1, 100);
-  quality_->setValue(92);
-  quality_->setPrefix(tr("quality "));
-  format_row->addWidget(format_, 1);
-  format_row->addWidget(quality_);
-  form->addRow(tr("Output format"), format_row);
-  devices_ = new DeviceChoice(job);
-  devices_->setObjectName("batchDevices");
-  form->addRow(tr("Devices"), devices_);
-  // Where JPEGs are decoded and encoded (tilefilter batch --codec): the GPU choice only where this
-  // build has a GPU JPEG codec (nvJPEG); automatic uses it where the devices include a GPU.
-  codec_ = new QComboBox(job);
-  codec_->setObjectName("batchCodec");
-  codec_->addItem(tr("Automatic (GPU and CPU codecs)"), "auto");
-  codec_->addItem(tr("CPU (libjpeg-turbo)"), "cpu");
-  codec_->addItem(tr("GPU (nvJPEG)"), "gpu");
-  if (!have_gpu_jpeg()) {
-    codec_->setItemData(2, false, Qt::UserRole - 1);  // disabled item
-    codec_->setToolTip(
-        tr("This build has no GPU JPEG codec (nvJPEG was not found when it was built): JPEGs are "
-           "decoded and encoded on the CPU."));
-  } else {
-    codec_->setToolTip(
-        tr("Automatic: JPEGs go whole to the GPUs' JPEG codecs while they have room, else to the "
-           "CPU threads. Progressive and CMYK JPEGs always use the CPU."));
-  }
-  form->addRow(tr("JPEG codec"), codec_);
-  layout->addWidget(job);
-
-  auto* run = new QGroupBox(tr("Progress"), this);
-  auto* run_layout = new QVBoxLayout(run);
-  progress_ = new QProgressBar(run);
-  progress_->setObjectName("batchProgress");
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
-  progress_->setFormat(tr("%v of %m files"));
-  current_ = new QLabel(tr("Not started"), run);
-  current_->setObjectName("batchCurrent");
-  current_->setWordWrap(true);
-  summary_ = new QLabel(run);
-  summary_->setObjectName("batchSummary");
-  summary_->setWordWrap(true);
-  failed_ = new QTreeWidget(run);
-  failed_->setObjectName("batchFailed");
-  failed_->setHeaderLabels({tr("File"), tr("Problem")});
-  failed_->setRootIsDecorated(false);
-  failed_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  run_layout->addWidget(progress_);
-  run_layout->addWidget(current_);
-  run_layout->addWidget(summary_);
-  run_layout->addWidget(new QLabel(tr("Failed or skipped files:"), run));
-  run_layout->addWidget(failed_, 1);
-  layout->addWidget(run, 1);
-
-  auto* buttons = new QDialogButtonBox(this);
-  start_ = buttons->addButton(tr("Start"), QDialogButtonBox::AcceptRole);
-  start_->setObjectName("batchStart");
-  cancel_ = buttons->addButton(tr("Cancel Job"), QDialogButtonBox::RejectRole);
-  cancel_->setObjectName("batchCancel");
-  auto* close = buttons->addButton(QDialogButtonBox::Close);
-  layout->addWidget(buttons);
-  cancel_->setEnabled(false);
-  connect(start_, &QPushButton::clicked, this, &BatchDialog::start);
-  connect(cancel_, &QPushButton::clicked, this, &BatchDialog::cancel);
-  connect(close, &QPushButton::clicked, this, &QDialog::close);
-  connect(format_, &QComboBox::currentIndexChanged, this, [this] {
-    const QString f = format_->currentData().toString();
-    quality_->setEnabled(f == "jpg" || f == "same");
-  });
-  connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &BatchDialog::finished);
-  // What Start would do, counted as the folders change: the same walk as the batch itself.
-  connect(input_, &QLineEdit::textChanged, this, &BatchDialog::show_plan);
-  connect(output_, &QLineEdit::textChanged, this, &BatchDialog::show_plan);
-  connect(recursive_, &QCheckBox::toggled, this, &BatchDialog::show_plan);
-  connect(format_, &QComboBox::currentIndexChanged, this, &BatchDialog::show_plan);
-  pool_.setMaxThreadCount(1);
-
-  if (use_settings_) {
-    QSettings s;
-    input_->setText(s.value("batch/input").toString());
-    output_->setText(s.value("batch/output").toString());
-    set_format(s.value("batch/format", "same").toString(), s.value("batch/quality", 92).toInt());
-    set_codec(s.value("batch/codec", "auto").toString());
-  }
+void BatchDialog::set_codec(const QString& codec) {
+  const int i = codec_->findData(codec);  // only the codecs present are listed
+  codec_->setCurrentIndex(i >= 0 ? i : 0);
 }
 
-void BatchDialog::set_codec(const QString& codec) {
-  const int i = codec_->findData(codec);
-  const bool usable = i >= 0 && (codec != QStringLiteral("gpu") || have_gpu_jpeg());
-  codec_->setCurrentIndex(usable ? i : 0);
+QStringList BatchDialog::codec_choices() const {
+  QStringList out;
+  for (int i = 0; i < codec_->count(); ++i) out << codec_->itemData(i).toString();
+  return out;
+}
+
+bool BatchDialog::can_open_output() const { return open_output_->isEnabled(); }
+
+BatchDialog::Existing BatchDialog::ask_existing(int count) {
+  if (choose_existing_) return choose_existing_(count);
+  QMessageBox box(QMessageBox::Question, tr("Outputs already there"),
+                  (count == 1 ? tr("1 file in %1 would be written over.").arg(output_->text())
+                              : tr("%1 files in %2 would be written over.").arg(count).arg(output_->text())),
+                  QMessageBox::NoButton, this);
+  box.setInformativeText(
+      tr("Resume keeps the outputs that are complete and newer than their input and filters the "
+         "rest (tilefilter batch --resume); Overwrite filters every file again."));
+  QPushButton* resume = box.addButton(tr("Resume"), QMessageBox::AcceptRole);
+  QPushButton* overwrite = box.addButton(tr("Overwrite"), QMessageBox::DestructiveRole);
+  box.addButton(QMessageBox::Cancel);
+  box.setDefaultButton(resume);
+  box.exec();
+  if (box.clickedButton() == resume) return Existing::Resume;
+  if (box.clickedButton() == overwrite) return Existing::Overwrite;
+  return Existing::Cancel;
 }
 
 BatchDialog::~BatchDialog() {
@@ -215,6 +94,7 @@ void BatchDialog::set_chain(const ChainSettings& chain) {
     messages_->show_message(MessageBar::Level::Error, QString::fromUtf8(e.what()));
   }
   border_->setCurrentIndex(border_->findData(static_cast<int>(chain.border.mode)));
+  border_value_ = chain.border.value;  // the constant border's value comes with the chain
 }
 
 void BatchDialog::set_devices(const QString& spec) { devices_->set_spec(spec); }
@@ -228,10 +108,20 @@ void BatchDialog::suggest_input(const QString& dir) {
   if (input_->text().isEmpty()) input_->setText(dir);
 }
 
-void BatchDialog::set_format(const QString& format, int quality) {
+void BatchDialog::set_format(const QString& format, const JpegChoice& jpeg) {
   const int i = format_->findData(format);
   format_->setCurrentIndex(i >= 0 ? i : 0);
-  quality_->setValue(quality);
+  quality_->setValue(jpeg.quality);
+  const int s = subsampling_->findData(static_cast<int>(jpeg.subsampling));
+  subsampling_->setCurrentIndex(s >= 0 ? s : 0);
+  enable_jpeg_choices();
+}
+
+void BatchDialog::enable_jpeg_choices() {
+  const QString f = format_->currentData().toString();
+  const bool jpeg = !running() && (f == "jpg" || f == "same");
+  quality_->setEnabled(jpeg);
+  subsampling_->setEnabled(jpeg);
 }
 
 BatchOptions BatchDialog::options() const {
@@ -246,9 +136,11 @@ BatchOptions BatchDialog::options() const {
   o.recursive = recursive_->isChecked();
   o.format = format_->currentData().toString().toStdString();
   o.quality = quality_->value();
+  o.subsampling = static_cast<ChromaSubsampling>(subsampling_->currentData().toInt());
   o.devices = devices_->spec().toStdString();
   o.codec = parse_codec_choice(codec_->currentData().toString().toStdString());
   o.job.border.mode = static_cast<BorderMode>(border_->currentData().toInt());
+  o.job.border.value = border_value_;
   return o;
 }
 
@@ -281,25 +173,45 @@ void BatchDialog::show_plan() {
   progress_->setValue(0);
   progress_->setFormat(files ? tr("%v of %m files") : tr("no files"));
   current_->setText(text);
+  summary_->clear();
 }
 
 void BatchDialog::start() {
   if (running()) return;
+  // One status line per run: the last run's lines go as this one starts, also when it cannot.
   messages_->hide();
+  summary_->clear();
+  failed_->clear();
+  open_output_->setEnabled(false);
+  open_output_->hide();
   BatchOptions o;
   try {
     o = options();
+    int existing = 0;
+    for (const auto& item : plan_batch(o).items) existing += QFileInfo::exists(QString::fromStdString(item.output));
+    if (existing > 0) {
+      const Existing choice = ask_existing(existing);
+      if (choice == Existing::Cancel) {
+        current_->setText(tr("Not started: the outputs already there were left as they are"));
+        emit batch_finished(false);
+        return;
+      }
+      o.resume = choice == Existing::Resume;
+    }
   } catch (const Error& e) {
+    current_->setText(tr("Not started"));
     messages_->show_message(MessageBar::Level::Error, QString::fromUtf8(e.what()));
     emit batch_finished(false);
     return;
   }
+  last_output_ = QString::fromStdString(o.output_dir);
   if (use_settings_) {
     QSettings s;
     s.setValue("batch/input", input_->text());
     s.setValue("batch/output", output_->text());
     s.setValue("batch/format", format_->currentData());
     s.setValue("batch/quality", quality_->value());
+    s.setValue("batch/subsampling", subsampling_->currentData());
     s.setValue("batch/codec", codec_->currentData());
   }
   cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
@@ -313,8 +225,6 @@ void BatchDialog::start() {
     shared->posted = true;
     QMetaObject::invokeMethod(this, &BatchDialog::show_progress, Qt::QueuedConnection);
   };
-  failed_->clear();
-  summary_->clear();
   progress_->setRange(0, 0);
   progress_->setFormat(tr("%v of %m files"));
   current_->setText(tr("Starting…"));
@@ -385,6 +295,7 @@ void BatchDialog::finished() {
   if (!out.error.isEmpty()) {
     progress_->setRange(0, 1);
     progress_->setValue(0);
+    summary_->clear();
     current_->setText(tr("Not run"));
     messages_->show_message(MessageBar::Level::Error, out.error);
     emit batch_finished(false);
@@ -416,6 +327,9 @@ void BatchDialog::finished() {
   progress_->setRange(0, std::max(1, total));
   progress_->setValue(total - cancelled);
   current_->setText(r.cancelled ? tr("Cancelled") : tr("Finished"));
+  open_output_->setEnabled(ok + resumed > 0);
+  open_output_->setVisible(ok + resumed > 0);
+  open_output_->setToolTip(last_output_);
   summary_->setText(
       tr("%1 files: %2 written, %3 failed%4%5 · %6 Mpix in %7 s (decode %8 s, encode %9 s of thread time)")
           .arg(total)
@@ -443,7 +357,11 @@ void BatchDialog::set_running(bool running) {
                      static_cast<QWidget*>(format_), static_cast<QWidget*>(quality_), static_cast<QWidget*>(devices_),
                      static_cast<QWidget*>(recursive_), static_cast<QWidget*>(border_), static_cast<QWidget*>(codec_)})
     w->setEnabled(!running);
-  if (!running) quality_->setEnabled(format_->currentData() == "jpg" || format_->currentData() == "same");
+  subsampling_->setEnabled(!running);
+  if (!running) {
+    enable_jpeg_choices();
+    codec_->setEnabled(codec_->count() > 1);
+  }
 }
 
 QStringList BatchDialog::failed_files() const {

@@ -9,9 +9,11 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/io.hpp"
 
 namespace tf::gui {
 
@@ -21,7 +23,8 @@ QList<QPair<QString, QString>> SaveOptionsDialog::formats() {
   return out;
 }
 
-SaveOptionsDialog::SaveOptionsDialog(const QString& suggested, const Format& format, int quality, QWidget* parent)
+SaveOptionsDialog::SaveOptionsDialog(const QString& suggested, const Format& format, const JpegChoice& jpeg,
+                                     QWidget* parent)
     : QDialog(parent), format_(format) {
   setWindowTitle(tr("Save As"));
   setObjectName("saveOptionsDialog");
@@ -40,10 +43,18 @@ SaveOptionsDialog::SaveOptionsDialog(const QString& suggested, const Format& for
   form->addRow(tr("Format"), type_);
   quality_ = new QSpinBox(this);
   quality_->setObjectName("saveQuality");
-  quality_->setRange(1, 100);
-  quality_->setValue(quality);
-  quality_->setSuffix(QStringLiteral(" %"));
+  quality_->setRange(0, 100);
+  quality_->setSpecialValueText(tr("Same as input"));
+  quality_->setValue(jpeg.quality);
+  quality_->setToolTip(tr("Same as input: a JPEG's own quality (from its quantisation tables), %1 for other "
+                          "images — as tilefilter apply without --quality")
+                           .arg(kDefaultQuality));
   form->addRow(tr("Quality"), quality_);
+  subsampling_ = new QComboBox(this);
+  subsampling_->setObjectName("saveSubsampling");
+  add_subsampling_choices(subsampling_);
+  subsampling_->setCurrentIndex(subsampling_->findData(static_cast<int>(jpeg.subsampling)));
+  form->addRow(tr("Chroma subsampling"), subsampling_);
   note_ = new QLabel(this);
   note_->setWordWrap(true);
   form->addRow(note_);
@@ -72,11 +83,31 @@ SaveOptionsDialog::SaveOptionsDialog(const QString& suggested, const Format& for
 }
 
 QString SaveOptionsDialog::path() const { return path_->text().trimmed(); }
-int SaveOptionsDialog::quality() const { return quality_->value(); }
+JpegChoice SaveOptionsDialog::jpeg() const {
+  return {quality_->value(), static_cast<ChromaSubsampling>(subsampling_->currentData().toInt())};
+}
+
+void add_subsampling_choices(QComboBox* box) {
+  box->addItem(QObject::tr("Same as input"), static_cast<int>(ChromaSubsampling::FromInput));
+  for (auto s : {ChromaSubsampling::S444, ChromaSubsampling::S422, ChromaSubsampling::S420})
+    box->addItem(QString::fromLatin1(to_string(s)), static_cast<int>(s));
+  box->setToolTip(
+      QObject::tr("JPEG chroma subsampling. Same as input: a JPEG's own; for other images 4:4:4 from "
+                  "quality 90, 4:2:0 below — as tilefilter --subsampling"));
+}
 
 void SaveOptionsDialog::update_state() {
   const QString ext = QFileInfo(path()).suffix().toLower();
+  // The format list follows a typed extension (as GIMP's Export As does); an unknown one leaves it.
+  const int typed = type_->findData(ext == "jpeg"   ? QStringLiteral("jpg")
+                                    : ext == "tiff" ? QStringLiteral("tif")
+                                                    : ext);
+  if (typed >= 0 && typed != type_->currentIndex()) {
+    const QSignalBlocker block(type_);
+    type_->setCurrentIndex(typed);
+  }
   quality_->setEnabled(ext == "jpg" || ext == "jpeg" || ext == "webp");
+  subsampling_->setEnabled(ext == "jpg" || ext == "jpeg");
   std::string why;
   const bool ok = !path().isEmpty() && can_encode(path().toStdString(), format_, &why);
   note_->setText(ok ? QString() : QString::fromStdString(why.empty() ? "choose a file name" : why));

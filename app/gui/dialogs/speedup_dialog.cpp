@@ -32,6 +32,64 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   messages_ = new MessageBar(this);
   layout->addWidget(messages_);
 
+  layout->addWidget(build_setup());
+
+  auto* controls = new QHBoxLayout;
+  run_ = new QPushButton(tr("Run"), this);
+  run_->setObjectName("speedupRun");
+  run_->setDefault(true);
+  stop_ = new QPushButton(tr("Cancel"), this);
+  stop_->setEnabled(false);
+  progress_ = new QProgressBar(this);
+  progress_->setObjectName("speedupProgress");
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  controls->addWidget(run_);
+  controls->addWidget(stop_);
+  controls->addWidget(progress_, 1);
+  layout->addLayout(controls);
+
+  explanation_ = new QLabel(tr("Run the benchmark to see how the job scales and what bounds it."), this);
+  explanation_->setObjectName("speedupExplanation");
+  explanation_->setWordWrap(true);
+  QFont big = explanation_->font();
+  big.setPointSizeF(big.pointSizeF() * 1.15);
+  big.setBold(true);
+  explanation_->setFont(big);
+  // Room for the three lines a long explanation takes, so the charts do not squeeze it.
+  explanation_->setMinimumHeight(QFontMetrics(big).lineSpacing() * 3 + 4);
+  layout->addWidget(explanation_);
+
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  speedup_view_ = new QChartView(charts);
+  speedup_view_->setObjectName("speedupChart");
+  speedup_view_->setRenderHint(QPainter::Antialiasing);
+  split_view_ = new QChartView(charts);
+  split_view_->setObjectName("splitChart");
+  split_view_->setRenderHint(QPainter::Antialiasing);
+  charts->addWidget(speedup_view_);
+  charts->addWidget(split_view_);
+  layout->addWidget(charts, 1);
+
+  table_ = new QTableWidget(0, 7, this);
+  table_->setObjectName("speedupTable");
+  table_->setHorizontalHeaderLabels(
+      {tr("Devices"), tr("Median"), tr("Min – max"), tr("Runs · spread"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setMaximumHeight(150);
+  layout->addWidget(table_);
+
+  connect(run_, &QPushButton::clicked, this, &SpeedupDialog::start);
+  connect(stop_, &QPushButton::clicked, this, &SpeedupDialog::cancel);
+  connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &SpeedupDialog::finished);
+  connect(&watcher_, &QFutureWatcher<Outcome>::progressValueChanged, progress_, &QProgressBar::setValue);
+  connect(&watcher_, &QFutureWatcher<Outcome>::progressRangeChanged, progress_, &QProgressBar::setRange);
+  show_result();
+}
+
+QGroupBox* SpeedupDialog::build_setup() {
   auto* setup = new QGroupBox(tr("Benchmark"), this);
   auto* form = new QHBoxLayout(setup);
   auto* left = new QFormLayout;
@@ -68,11 +126,13 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   repeats_->setObjectName("speedupRepeats");
   repeats_->setRange(1, 50);
   repeats_->setValue(5);
-  repeats_->setToolTip(tr("Timed runs per device count after one warm-up; the median is shown"));
+  repeats_->setToolTip(tr("Timed runs per device count after one warm-up, more (up to %1) while the middle half "
+                          "of them spreads more than %2% around the median; the median is shown")
+                           .arg(kMaxRuns)
+                           .arg(100 * kSpeedupTargetSpread, 0, 'f', 0));
   right->addRow(tr("Runs each"), repeats_);
   form->addLayout(left, 3);
   form->addLayout(right, 2);
-  layout->addWidget(setup);
   auto update_count = [this] {
     const bool gpu = family_->currentData() == "gpu";
     const int n = gpu ? static_cast<int>(DeviceHub::instance().gpus().size()) : DeviceHub::instance().cpu_cores();
@@ -81,58 +141,7 @@ SpeedupDialog::SpeedupDialog(QWidget* parent) : QDialog(parent) {
   };
   connect(family_, &QComboBox::currentIndexChanged, this, update_count);
   update_count();
-
-  auto* controls = new QHBoxLayout;
-  run_ = new QPushButton(tr("Run"), this);
-  run_->setObjectName("speedupRun");
-  run_->setDefault(true);
-  stop_ = new QPushButton(tr("Cancel"), this);
-  stop_->setEnabled(false);
-  progress_ = new QProgressBar(this);
-  progress_->setObjectName("speedupProgress");
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
-  controls->addWidget(run_);
-  controls->addWidget(stop_);
-  controls->addWidget(progress_, 1);
-  layout->addLayout(controls);
-
-  explanation_ = new QLabel(tr("Run the benchmark to see how the job scales and what bounds it."), this);
-  explanation_->setObjectName("speedupExplanation");
-  explanation_->setWordWrap(true);
-  QFont big = explanation_->font();
-  big.setPointSizeF(big.pointSizeF() * 1.15);
-  big.setBold(true);
-  explanation_->setFont(big);
-  layout->addWidget(explanation_);
-
-  auto* charts = new QSplitter(Qt::Horizontal, this);
-  speedup_view_ = new QChartView(charts);
-  speedup_view_->setObjectName("speedupChart");
-  speedup_view_->setRenderHint(QPainter::Antialiasing);
-  split_view_ = new QChartView(charts);
-  split_view_->setObjectName("splitChart");
-  split_view_->setRenderHint(QPainter::Antialiasing);
-  charts->addWidget(speedup_view_);
-  charts->addWidget(split_view_);
-  layout->addWidget(charts, 1);
-
-  table_ = new QTableWidget(0, 6, this);
-  table_->setObjectName("speedupTable");
-  table_->setHorizontalHeaderLabels(
-      {tr("Devices"), tr("Median"), tr("Min – max"), tr("Mpix/s"), tr("Speedup"), tr("Ideal")});
-  table_->verticalHeader()->setVisible(false);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->setMaximumHeight(150);
-  layout->addWidget(table_);
-
-  connect(run_, &QPushButton::clicked, this, &SpeedupDialog::start);
-  connect(stop_, &QPushButton::clicked, this, &SpeedupDialog::cancel);
-  connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &SpeedupDialog::finished);
-  connect(&watcher_, &QFutureWatcher<Outcome>::progressValueChanged, progress_, &QProgressBar::setValue);
-  connect(&watcher_, &QFutureWatcher<Outcome>::progressRangeChanged, progress_, &QProgressBar::setRange);
-  show_result();
+  return setup;
 }
 
 SpeedupDialog::~SpeedupDialog() {
@@ -210,11 +219,16 @@ void SpeedupDialog::start() {
       JobOptions options;
       options.border = border;
       std::lock_guard lock(DeviceHub::instance().job_mutex());
-      const int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
+      int total = static_cast<int>(devices.size()) * (repeats + 1) + 1;
       promise.setProgressRange(0, total);
+      // More runs, up to kMaxRuns, while a device count's runs spread too widely to give a figure.
       out.result = measure_speedup(
-          src, chain, devices, options, repeats, [&promise](int done, int) { promise.setProgressValue(done); },
-          cancel.get(), &DeviceHub::host_allocator());
+          src, chain, devices, options, repeats,
+          [&promise, &total](int done, int planned) {
+            if (planned + 1 != total) promise.setProgressRange(0, total = planned + 1);
+            promise.setProgressValue(done);
+          },
+          cancel.get(), &DeviceHub::host_allocator(), std::max(repeats, kMaxRuns));
       // One more run on every device, for the panel and the timeline.
       options.cancel = cancel.get();
       out.last_job = std::make_shared<JobReport>();
@@ -261,8 +275,9 @@ void SpeedupDialog::show_result() {
     delete old;
   }
   if (!result_.explanation.empty())
-    explanation_->setText(QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound),
-                                                        QString::fromStdString(result_.explanation)));
+    explanation_->setText(result_.noisy ? QString::fromStdString(result_.explanation)
+                                        : QStringLiteral("%1 — %2").arg(QString::fromStdString(result_.bound),
+                                                                        QString::fromStdString(result_.explanation)));
   table_->setRowCount(static_cast<int>(result_.points.size()));
   for (int i = 0; i < static_cast<int>(result_.points.size()); ++i) {
     const SpeedupPoint& p = result_.points[static_cast<std::size_t>(i)];
@@ -271,6 +286,7 @@ void SpeedupDialog::show_result() {
     const QStringList cells = {QStringLiteral("%1 (%2)").arg(p.device_count).arg(ids.join(QStringLiteral(", "))),
                                QStringLiteral("%1 ms").arg(p.median_s * 1e3, 0, 'f', 2),
                                QStringLiteral("%1 – %2 ms").arg(p.min_s * 1e3, 0, 'f', 2).arg(p.max_s * 1e3, 0, 'f', 2),
+                               tr("%1 · %2%").arg(p.runs).arg(100 * p.spread, 0, 'f', 0),
                                QString::number(p.megapixels_per_s, 'f', 0),
                                QStringLiteral("%1×").arg(p.speedup, 0, 'f', 2),
                                QStringLiteral("%1×").arg(p.ideal, 0, 'f', 0)};

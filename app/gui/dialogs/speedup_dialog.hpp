@@ -15,6 +15,7 @@
 class QComboBox;
 class QSpinBox;
 class QLabel;
+class QGroupBox;
 class QProgressBar;
 class QPushButton;
 class QTableWidget;
@@ -30,6 +31,7 @@ class SpeedupDialog : public QDialog {
  public:
   explicit SpeedupDialog(QWidget* parent = nullptr);
   ~SpeedupDialog() override;
+  static constexpr int kMaxRuns = 30;  // per device count, while the runs spread too widely
 
   void set_chain(const ChainSettings& chain);
   // "cpu" (CPU workers 1..N) or "gpu" (GPUs 1..N); N = device_count.
@@ -54,6 +56,7 @@ class SpeedupDialog : public QDialog {
   void closeEvent(QCloseEvent*) override;
 
  private:
+  QGroupBox* build_setup();  // filter, image size, devices, runs
   struct Outcome {
     SpeedupResult result;
     std::shared_ptr<JobReport> last_job;

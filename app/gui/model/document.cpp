@@ -100,10 +100,12 @@ DocumentState load_large_state(const std::string& path, const std::function<void
   return large_state(*reader, path, t0, progress, cancel);
 }
 
-WriteOptions ImageDocument::write_options(int quality) const {
+WriteOptions ImageDocument::write_options(const JpegChoice& jpeg) const {
   WriteOptions o;
-  o.quality = quality;
+  o.quality = jpeg.quality;
+  o.subsampling = jpeg.subsampling;
   o.gray_alpha = file_.stored_channels == 2;
+  keep_input_compression(o, file_);  // as filter_file does for `tilefilter apply`
   return o;
 }
 

@@ -63,6 +63,15 @@ DocumentState load_state(const QString& path, const std::function<void(double)>&
 DocumentState load_large_state(const std::string& path, const std::function<void(double)>& progress = {},
                                const std::atomic<bool>* cancel = nullptr);
 
+// How a JPEG (or WebP) is to be written, as the Save As and batch dialogs ask it: quality 0 and
+// FromInput leave both to core's rule (the input's, kDefaultQuality for an input that is not a JPEG),
+// the same as `tilefilter apply` without --quality and --subsampling. The GUI keeps no number of its own.
+struct JpegChoice {
+  JpegChoice(int q = 0, ChromaSubsampling s = ChromaSubsampling::FromInput) : quality(q), subsampling(s) {}
+  int quality;
+  ChromaSubsampling subsampling;
+};
+
 class ImageDocument : public QObject {
   Q_OBJECT
  public:
@@ -74,10 +83,11 @@ class ImageDocument : public QObject {
   const LargeSource* large() const { return state_.large.get(); }
   int width() const { return large() ? large()->width : state_.image.width(); }  // of the file
   int height() const { return large() ? large()->height : state_.image.height(); }
-  // What Save writes besides the pixels: the opened file's EXIF, ICC and XMP, and gray+alpha
-  // written back as such.
+  // What Save writes besides the pixels: the opened file's EXIF, ICC and XMP, gray+alpha written back
+  // as such, and what the CLI keeps of the input's coding (a JPEG's quality and subsampling, a TIFF's
+  // compression) where `jpeg` leaves it to the input.
   const Metadata& metadata() const { return file_.metadata; }
-  WriteOptions write_options(int quality) const;
+  WriteOptions write_options(const JpegChoice& jpeg) const;
   QString path() const { return path_; }  // empty for generated images
   QString display_name() const { return name_; }
   bool modified() const { return !undo_.isClean(); }

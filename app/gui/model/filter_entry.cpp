@@ -1,10 +1,15 @@
 #include "filter_entry.hpp"
 
+#include <QObject>
 #include <QStringList>
 
 namespace tf::gui {
 
 using Kind = ParamInfo::Kind;
+
+bool zero_means_auto(const ParamInfo& p) {
+  return p.kind == Kind::Integer && p.min == 0 && p.help.find("0 = ") != std::string::npos;
+}
 
 QString entry_label(const FilterEntry& e) {
   QString label = QString::fromStdString(e.filter);
@@ -21,7 +26,9 @@ QString entry_label(const FilterEntry& e) {
     } else if (p.kind != Kind::Path) {
       auto it = e.numbers.find(p.name);
       if (it != e.numbers.end())
-        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(p.name)).arg(it->second, 0, 'g', 4);
+        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(p.name), it->second == 0 && zero_means_auto(p)
+                                                                                 ? QObject::tr("auto")
+                                                                                 : QString::number(it->second, 'g', 4));
     }
   }
   if (e.is_custom()) parts.prepend(QStringLiteral("%1×%2").arg(e.kernel.width).arg(e.kernel.height));

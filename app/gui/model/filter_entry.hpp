@@ -7,7 +7,10 @@
 
 namespace tf::gui {
 
-// "gaussian  ·  sigma 2.5" — what the chain list shows.
+// 0 stands for a value derived from others ("radius; 0 = ceil(3*sigma)"): shown as "auto".
+bool zero_means_auto(const ParamInfo& info);
+
+// "gaussian  ·  sigma 2.5, radius auto" — what the chain list shows.
 QString entry_label(const FilterEntry& entry);
 
 }  // namespace tf::gui

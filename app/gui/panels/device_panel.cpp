@@ -9,6 +9,7 @@
 #include "platform/device_hub.hpp"
 #include "platform/proc_stats.hpp"
 #include "tilefilter/io/stream.hpp"
+#include "views/worker_rows.hpp"
 
 namespace tf::gui {
 
@@ -40,6 +41,16 @@ DevicePanel::DevicePanel(QWidget* parent) : QWidget(parent) {
   job_title_->setObjectName("panelJobTitle");
   job_title_->setWordWrap(true);
   layout->addWidget(job_title_);
+  bound_ = new QLabel(content);
+  bound_->setObjectName("panelBound");
+  bound_->setWordWrap(true);
+  QFont strong = bound_->font();
+  strong.setBold(true);
+  bound_->setFont(strong);
+  bound_->hide();
+  layout->addWidget(bound_);
+  rows_ = new WorkerRows(content);
+  layout->addWidget(rows_);
 
   auto& hub = DeviceHub::instance();
   cpu_ = new DeviceCard(QStringLiteral("cpu"), tr("CPU workers"), QString(), true, content);
@@ -95,8 +106,23 @@ DeviceCard* DevicePanel::card(const QString& id) const {
 
 void DevicePanel::show_job(const JobView& job) {
   job_title_->setText(job.title);
+  const QString bound = bound_line(job);
+  bound_->setText(bound);
+  bound_->setVisible(!bound.isEmpty());
+  rows_->show_job(job);
   for (auto* c : cards_) c->show_job(job);
 }
+
+void DevicePanel::show_pending(const QString& title) {
+  job_title_->setText(title);
+  bound_->hide();
+  bound_->clear();
+  rows_->clear();
+  for (auto* c : cards_) c->show_job(JobView{});
+}
+
+QString DevicePanel::job_title() const { return job_title_->text(); }
+QString DevicePanel::bound_text() const { return bound_->isHidden() ? QString() : bound_->text(); }
 
 QString DevicePanel::memory_text() const { return memory_->text(); }
 

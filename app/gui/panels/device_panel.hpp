@@ -1,7 +1,8 @@
-// The device panel (right dock): a card per GPU the backend found (added when discovery finishes,
+// The device panel (right dock): the last job's title, one line naming what bounded it and a row per
+// device and CPU worker it used; a card per GPU the backend found (added when discovery finishes,
 // which may be after the window is up) plus one for the CPU, with live utilization from the sampler
-// and the last job's split from its telemetry, and under them the memory a large image is streamed
-// in (core's budget) beside what this process holds now and at peak.
+// and the last job's split from its telemetry; under them the memory a large image is streamed in
+// (core's budget) beside what this process holds now and at peak.
 #pragma once
 #include <QWidget>
 #include <vector>
@@ -15,12 +16,18 @@ class QVBoxLayout;
 namespace tf::gui {
 
 class DeviceCard;
+class WorkerRows;
 
 class DevicePanel : public QWidget {
   Q_OBJECT
  public:
   explicit DevicePanel(QWidget* parent = nullptr);
   void show_job(const JobView& job);
+  // A job started (a preview of the chain on screen): the figures of the one before are out of date.
+  void show_pending(const QString& title);
+  QString job_title() const;
+  QString bound_text() const;
+  const WorkerRows* worker_rows() const { return rows_; }
   const std::vector<DeviceCard*>& cards() const { return cards_; }
   DeviceCard* card(const QString& id) const;
   QString memory_text() const;  // the budget and the process's resident memory, as shown
@@ -37,6 +44,8 @@ class DevicePanel : public QWidget {
   QVBoxLayout* cards_layout_ = nullptr;
 
   QLabel* job_title_ = nullptr;
+  QLabel* bound_ = nullptr;
+  WorkerRows* rows_ = nullptr;
   QLabel* memory_ = nullptr;
 };
 

@@ -43,12 +43,31 @@ QToolButton* tool_button(QWidget* parent, const QString& text, const QString& na
 
 }  // namespace
 
+void add_border_modes(QComboBox* box) {
+  for (auto m :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
+    box->addItem(qs(to_string(m)), static_cast<int>(m));
+}
+
 FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("filterPanel");
   setMinimumWidth(310);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(8, 8, 8, 8);
 
+  layout->addWidget(build_chain_box());
+  layout->addWidget(build_params_box(), 1);
+  layout->addWidget(build_job_box());
+  layout->addLayout(build_action_row());
+  connect_widgets();
+  border_value_->setEnabled(false);
+  preview_->setEnabled(false);
+  rebuild_list();
+  show_parameters();
+  update_buttons();
+}
+
+QGroupBox* FilterPanel::build_chain_box() {
   auto* chain_box = new QGroupBox(tr("Filter chain"), this);
   auto* chain_layout = new QVBoxLayout(chain_box);
   list_ = new QListWidget(chain_box);
@@ -88,8 +107,11 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(down_);
   buttons->addWidget(remove_);
   chain_layout->addLayout(buttons);
-  layout->addWidget(chain_box);
 
+  return chain_box;
+}
+
+QGroupBox* FilterPanel::build_params_box() {
   params_box_ = new QGroupBox(tr("Parameters"), this);
   params_box_->setObjectName("paramsBox");
   auto* params_outer = new QVBoxLayout(params_box_);
@@ -106,15 +128,16 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   kernel_editor_ = new KernelEditor(params_box_);
   params_outer->addWidget(kernel_editor_);
   params_outer->addStretch(1);
-  layout->addWidget(params_box_, 1);
 
+  return params_box_;
+}
+
+QGroupBox* FilterPanel::build_job_box() {
   auto* job_box = new QGroupBox(tr("Job"), this);
   auto* job_form = new QFormLayout(job_box);
   border_ = new QComboBox(job_box);
   border_->setObjectName("borderMode");
-  for (auto m :
-       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant, BorderMode::Wrap})
-    border_->addItem(qs(to_string(m)), static_cast<int>(m));
+  add_border_modes(border_);
   border_->setToolTip(tr("How pixels outside the image are made up (OpenCV's meanings)"));
   border_value_ = new QDoubleSpinBox(job_box);
   border_value_->setObjectName("borderValue");
@@ -128,8 +151,11 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   job_form->addRow(tr("Border"), border_row);
   devices_ = new DeviceChoice(job_box);
   job_form->addRow(tr("Devices"), devices_);
-  layout->addWidget(job_box);
 
+  return job_box;
+}
+
+QHBoxLayout* FilterPanel::build_action_row() {
   auto* actions = new QHBoxLayout;
   live_ = new QCheckBox(tr("Live preview"), this);
   live_->setObjectName("livePreview");
@@ -144,8 +170,11 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   actions->addStretch(1);
   actions->addWidget(preview_);
   actions->addWidget(apply_);
-  layout->addLayout(actions);
 
+  return actions;
+}
+
+void FilterPanel::connect_widgets() {
   connect(list_, &QListWidget::currentRowChanged, this, [this] {
     show_parameters();
     update_buttons();
@@ -169,16 +198,11 @@ FilterPanel::FilterPanel(QWidget* parent) : QWidget(parent) {
   connect(border_value_, &QDoubleSpinBox::valueChanged, this, [this] { emit chain_changed(); });
   connect(devices_, &DeviceChoice::spec_changed, this, &FilterPanel::devices_changed);
   connect(live_, &QCheckBox::toggled, this, [this](bool on) {
-    preview_->setEnabled(!on);
+    preview_->setEnabled(!on && has_image_);
     if (on) emit chain_changed();
   });
   connect(preview_, &QPushButton::clicked, this, &FilterPanel::preview_requested);
   connect(apply_, &QPushButton::clicked, this, &FilterPanel::apply_requested);
-  border_value_->setEnabled(false);
-  preview_->setEnabled(false);
-  rebuild_list();
-  show_parameters();
-  update_buttons();
 }
 
 ChainSettings FilterPanel::settings() const {
@@ -234,8 +258,16 @@ void FilterPanel::set_devices(const QString& spec) { devices_->set_spec(spec); }
 bool FilterPanel::live_preview() const { return live_->isChecked(); }
 QMenu* FilterPanel::presets_menu() const { return presets_->menu(); }
 
+void FilterPanel::set_has_image(bool has_image) {
+  has_image_ = has_image;
+  apply_->setEnabled(has_image_);
+  preview_->setEnabled(has_image_ && !live_->isChecked());
+  apply_->setToolTip(has_image_ ? tr("Filter the whole image and make it the new image (undo with Ctrl+Z)")
+                                : tr("Open an image first"));
+}
+
 void FilterPanel::set_applying(bool applying) {
-  apply_->setEnabled(!applying);
+  apply_->setEnabled(!applying && has_image_);
   apply_->setText(applying ? tr("Applying…") : tr("Apply"));
 }
 

@@ -17,12 +17,16 @@ class QComboBox;
 class QDoubleSpinBox;
 class QCheckBox;
 class QPushButton;
+class QHBoxLayout;
 
 namespace tf::gui {
 
 class DeviceChoice;
 class KernelEditor;
 class ParamEditor;
+
+// The border modes, each with its BorderMode as int data (the panel's and the batch dialog's list).
+void add_border_modes(QComboBox* box);
 
 class FilterPanel : public QWidget {
   Q_OBJECT
@@ -41,6 +45,7 @@ class FilterPanel : public QWidget {
   bool live_preview() const;
   QMenu* presets_menu() const;  // filled by the main window
   void set_applying(bool applying);
+  void set_has_image(bool has_image);  // Apply and Preview need one
 
  signals:
   void chain_changed();
@@ -50,6 +55,11 @@ class FilterPanel : public QWidget {
   void error(const QString& message);
 
  private:
+  QGroupBox* build_chain_box();
+  QGroupBox* build_params_box();
+  QGroupBox* build_job_box();
+  QHBoxLayout* build_action_row();
+  void connect_widgets();
   void rebuild_list();
   void show_parameters();
   void entry_edited();
@@ -74,6 +84,7 @@ class FilterPanel : public QWidget {
   QCheckBox* live_ = nullptr;
   QPushButton* preview_ = nullptr;
   QPushButton* apply_ = nullptr;
+  bool has_image_ = true;
 };
 
 }  // namespace tf::gui

@@ -17,29 +17,83 @@ namespace tf::gui {
 
 namespace {
 using Kind = ParamInfo::Kind;
-// The slider's curve: linear for narrow ranges, t^2 for wide ones, t^4 for the hundreds (sigma up
-// to 680, radius up to 2047), so that the everyday small values keep most of the slider.
-double curve(const ParamInfo& p) {
-  const double range = p.max - p.min;
-  return range > 200 ? 4 : range > 20 ? 2 : 1;
-}
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// The slider's unit interval for v in [lo, hi]: log(v/lo) for a positive minimum (sigma), log(1 + v -
+// lo) otherwise (radius from 0 or 1), so each step is about the same ratio.
+double log_fraction(double v, double lo, double hi) {
+  if (lo > 0) return std::log(v / lo) / std::log(hi / lo);
+  return std::log1p(v - lo) / std::log1p(hi - lo);
+}
+double log_value(double t, double lo, double hi) {
+  if (lo > 0) return lo * std::exp(t * std::log(hi / lo));
+  return lo + std::expm1(t * std::log1p(hi - lo));
+}
 }  // namespace
 
+bool ParamEditor::logarithmic(const ParamInfo& p) { return p.max - p.min > 100; }
+
+double ParamEditor::soft_max(const ParamInfo& p) {
+  // Sigma 32 is a 193-tap blur, radius 100 a 201-tap window: past that is rare in a photo, and slow.
+  if (!logarithmic(p)) return p.max;
+  return std::min(p.max, p.kind == Kind::Integer ? 100.0 : 32.0);
+}
+
 int ParamEditor::slider_position(const ParamInfo& p, double v) {
-  if (p.max <= p.min) return 0;
-  double t = std::clamp((v - p.min) / (p.max - p.min), 0.0, 1.0);
-  t = std::pow(t, 1 / curve(p));
-  return static_cast<int>(std::lround(t * kSliderSteps));
+  const double hi = soft_max(p);
+  if (hi <= p.min) return 0;
+  v = std::clamp(v, p.min, hi);
+  const double t = logarithmic(p) ? log_fraction(v, p.min, hi) : (v - p.min) / (hi - p.min);
+  return static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * kSliderSteps));
 }
 
 double ParamEditor::slider_value(const ParamInfo& p, int position) {
-  double t = std::clamp(position / double(kSliderSteps), 0.0, 1.0);
-  t = std::pow(t, curve(p));
-  double v = p.min + t * (p.max - p.min);
-  if (p.kind == Kind::Integer) return std::round(v);
+  const double hi = soft_max(p);
+  const double t = std::clamp(position / double(kSliderSteps), 0.0, 1.0);
+  double v = logarithmic(p) ? log_value(t, p.min, hi) : p.min + t * (hi - p.min);
+  if (p.kind == Kind::Integer) return std::clamp(std::round(v), p.min, hi);
   // Two decimals, like the spin box: the spec then says exactly what the panel shows.
-  return std::clamp(std::round(v * 100) / 100, p.min, p.max);
+  return std::clamp(std::round(v * 100) / 100, p.min, hi);
+}
+
+void ParamEditor::build_number(QHBoxLayout* row) {
+  const ParamInfo& info = info_;
+  slider_ = new QSlider(Qt::Horizontal, this);
+  slider_->setObjectName(objectName() + ".slider");
+  slider_->setRange(0, kSliderSteps);
+  slider_->setToolTip(qs(info.help));
+  row->addWidget(slider_, 1);
+  QAbstractSpinBox* spin = nullptr;
+  if (info.kind == Kind::Number) {
+    number_ = new QDoubleSpinBox(this);
+    number_->setDecimals(2);
+    number_->setRange(info.min, info.max);
+    number_->setSingleStep(info.max - info.min > 5 ? 0.1 : 0.05);
+    spin = number_;
+    connect(number_, &QDoubleSpinBox::valueChanged, this, [this](double v) { set_number(v); });
+  } else {
+    integer_ = new QSpinBox(this);
+    integer_->setRange(static_cast<int>(info.min), static_cast<int>(info.max));
+    if (zero_means_auto(info)) integer_->setSpecialValueText(tr("auto"));
+    spin = integer_;
+    connect(integer_, &QSpinBox::valueChanged, this, [this](int v) { set_number(v); });
+  }
+  spin->setObjectName(objectName() + ".spin");
+  spin->setKeyboardTracking(false);
+  spin->setMinimumWidth(72);
+  QString tip =
+      tr("%1 (%2 – %3, default %4)")
+          .arg(qs(info.help))
+          .arg(info.min)
+          .arg(info.max)
+          .arg(zero_means_auto(info) && info.default_value == 0 ? tr("auto") : QString::number(info.default_value));
+  if (soft_max(info) < info.max)
+    tip += tr("; the slider covers %1 – %2, type larger values here").arg(info.min).arg(soft_max(info));
+  spin->setToolTip(tip);
+  row->addWidget(spin);
+  connect(slider_, &QSlider::valueChanged, this, [this](int pos) {
+    if (!updating_) set_number(slider_value(info_, pos));
+  });
 }
 
 ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(parent), info_(info) {
@@ -49,40 +103,7 @@ ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(paren
   setToolTip(qs(info.help));
   switch (info.kind) {
     case Kind::Number:
-    case Kind::Integer: {
-      slider_ = new QSlider(Qt::Horizontal, this);
-      slider_->setObjectName(objectName() + ".slider");
-      slider_->setRange(0, kSliderSteps);
-      slider_->setToolTip(qs(info.help));
-      row->addWidget(slider_, 1);
-      QAbstractSpinBox* spin = nullptr;
-      if (info.kind == Kind::Number) {
-        number_ = new QDoubleSpinBox(this);
-        number_->setDecimals(2);
-        number_->setRange(info.min, info.max);
-        number_->setSingleStep(info.max - info.min > 5 ? 0.1 : 0.05);
-        spin = number_;
-        connect(number_, &QDoubleSpinBox::valueChanged, this, [this](double v) { set_number(v); });
-      } else {
-        integer_ = new QSpinBox(this);
-        integer_->setRange(static_cast<int>(info.min), static_cast<int>(info.max));
-        spin = integer_;
-        connect(integer_, &QSpinBox::valueChanged, this, [this](int v) { set_number(v); });
-      }
-      spin->setObjectName(objectName() + ".spin");
-      spin->setKeyboardTracking(false);
-      spin->setMinimumWidth(72);
-      spin->setToolTip(QStringLiteral("%1 (%2 – %3, default %4)")
-                           .arg(qs(info.help))
-                           .arg(info.min)
-                           .arg(info.max)
-                           .arg(info.default_value));
-      row->addWidget(spin);
-      connect(slider_, &QSlider::valueChanged, this, [this](int pos) {
-        if (!updating_) set_number(slider_value(info_, pos));
-      });
-      break;
-    }
+    case Kind::Integer: build_number(row); break;
     case Kind::Choice:
       choice_ = new QComboBox(this);
       choice_->setObjectName(objectName() + ".choice");

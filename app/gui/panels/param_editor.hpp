@@ -1,6 +1,8 @@
 // One row of the filter panel, generated from a ParamInfo of core's catalog: a slider with a spin
 // box for numbers (range and default from the catalog), a combo box for choices, a check box for
-// booleans, a line edit with a browse button for paths.
+// booleans, a line edit with a browse button for paths. Like darktable's sliders, a wide range gets
+// a soft range on a logarithmic slider while the spin box takes any value of the full range, and a
+// derived default (radius 0 = ceil(3 sigma), zero_means_auto) reads "auto".
 #pragma once
 #include <QWidget>
 
@@ -12,6 +14,7 @@ class QSpinBox;
 class QComboBox;
 class QCheckBox;
 class QLineEdit;
+class QHBoxLayout;
 
 namespace tf::gui {
 
@@ -24,17 +27,22 @@ class ParamEditor : public QWidget {
   void read_from(const FilterEntry& entry);  // shows the entry's value (no edited() signal)
   void write_to(FilterEntry& entry) const;
 
-  // Slider position (0..kSliderSteps) for a value and back. Wide ranges get a power scale (square
-  // over 20 units, fourth power over 200: sigma 0.1..680, radius 0..2047) so small values — the
-  // common ones — are not crammed together.
+  // Slider position (0..kSliderSteps) for a value and back. A range wider than 100 units (sigma
+  // 0.1..680, radius 0..2047) spans only its soft range, min..soft_max (sigma 32, radius 100), on a
+  // logarithmic scale, so that a drag moves sigma by a steady ratio and never jumps into the
+  // hundreds; values past the soft range are typed in the spin box (the slider then rests at its
+  // end). Narrow ranges are linear.
   static constexpr int kSliderSteps = 1000;
   static int slider_position(const ParamInfo& info, double value);
   static double slider_value(const ParamInfo& info, int position);
+  static double soft_max(const ParamInfo& info);
+  static bool logarithmic(const ParamInfo& info);
 
  signals:
   void edited();
 
  private:
+  void build_number(QHBoxLayout* row);
   void set_number(double v);
   ParamInfo info_;
   QSlider* slider_ = nullptr;

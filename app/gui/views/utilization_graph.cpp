@@ -3,11 +3,12 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
+#include <cmath>
 
 namespace tf::gui {
 
 UtilizationGraph::UtilizationGraph(QWidget* parent) : QWidget(parent) {
-  setMinimumHeight(40);
+  setMinimumHeight(52);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
@@ -17,10 +18,27 @@ void UtilizationGraph::add(double percent) {
   update();
 }
 
+QString UtilizationGraph::time_span_text() const {
+  return tr("%1 s ago").arg(std::lround(capacity_ * interval_ms_ / 1000.0));
+}
+
 void UtilizationGraph::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
-  const QRectF r = QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5);
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.75);
+  p.setFont(small);
+  const int axis = QFontMetrics(small).height();
+  const int scale = QFontMetrics(small).horizontalAdvance(QStringLiteral("100%")) + 4;
+  // Axes: utilization in percent up the left, seconds ago along the bottom.
+  p.setPen(palette().color(QPalette::PlaceholderText));
+  const QRectF labels(0, 0, scale - 3, height() - axis);
+  p.drawText(labels, Qt::AlignRight | Qt::AlignTop, QStringLiteral("100%"));
+  p.drawText(labels, Qt::AlignRight | Qt::AlignBottom, QStringLiteral("0%"));
+  const QRectF times(scale, height() - axis, width() - scale, axis);
+  p.drawText(times, Qt::AlignLeft | Qt::AlignVCenter, time_span_text());
+  p.drawText(times, Qt::AlignRight | Qt::AlignVCenter, tr("now"));
+  const QRectF r = QRectF(scale, 0, width() - scale, height() - axis).adjusted(0.5, 0.5, -0.5, -0.5);
   p.setPen(QColor(255, 255, 255, 30));
   p.setBrush(QColor(0, 0, 0, 60));
   p.drawRoundedRect(r, 3, 3);

@@ -3,15 +3,18 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cstring>
 
 #include "dialogs/batch_dialog.hpp"
@@ -55,7 +58,19 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   build_docks();
   build_actions();
   build_status_bar();
+  connect_preview();
+  connect_jobs();
 
+  sampler_ = new UtilizationSampler(250, this);
+  connect(sampler_, &UtilizationSampler::sampled, devices_, &DevicePanel::add_samples);
+
+  resize(1480, 920);
+  if (options_.use_settings) restore_settings();
+  update_title();
+  update_actions();
+}
+
+void MainWindow::connect_preview() {
   view_timer_ = new QTimer(this);
   view_timer_->setSingleShot(true);
   view_timer_->setInterval(120);
@@ -104,82 +119,88 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   connect(view_, &ImageView::hover_pixel, this, &MainWindow::show_pixel);
   connect(&document_, &ImageDocument::image_changed, this, &MainWindow::on_document_changed);
   connect(&document_, &ImageDocument::title_changed, this, &MainWindow::update_title);
+  // Undo and Redo are successes too: an error about an earlier step is then out of date.
+  connect(document_.undo_stack(), &QUndoStack::indexChanged, this, &MainWindow::clear_error);
+}
 
-  connect(&load_watcher_, &QFutureWatcher<Loaded>::finished, this, [this] {
-    Loaded loaded = load_watcher_.result();
-    progress_->hide();
-    if (!loaded.error.isEmpty()) {
-      show_error(loaded.error);
-      statusBar()->clearMessage();
-      emit load_failed(loaded.error);
-      check_idle();
-      return;
-    }
-    messages_->hide();
-    document_.reset(loaded.path, loaded.name, std::move(loaded.state));
-    view_->zoom_fit();
-    if (!loaded.path.isEmpty()) {
-      if (recent_) recent_->add(loaded.path);
-      if (options_.use_settings) QSettings().setValue("paths/open", QFileInfo(loaded.path).absolutePath());
-    }
-    statusBar()->showMessage(tr("Opened %1").arg(document_.display_name()), 4000);
-    request_preview();
-    emit image_loaded(document_.display_name());
+void MainWindow::connect_jobs() {
+  connect(&load_watcher_, &QFutureWatcher<Loaded>::finished, this, &MainWindow::on_loaded);
+  connect(&save_watcher_, &QFutureWatcher<QString>::finished, this, &MainWindow::on_saved);
+  connect(&apply_watcher_, &QFutureWatcher<Applied>::finished, this, &MainWindow::on_applied);
+}
+
+void MainWindow::on_loaded() {
+  Loaded loaded = load_watcher_.result();
+  progress_->hide();
+  if (!loaded.error.isEmpty()) {
+    show_error(loaded.error);
+    statusBar()->clearMessage();
+    emit load_failed(loaded.error);
     check_idle();
-  });
-  connect(&save_watcher_, &QFutureWatcher<QString>::finished, this, [this] {
-    const QString error = save_watcher_.result();
+    return;
+  }
+  messages_->hide();
+  document_.reset(loaded.path, loaded.name, std::move(loaded.state));
+  view_->zoom_fit();
+  if (!loaded.path.isEmpty()) {
+    if (recent_) recent_->add(loaded.path);
+    if (options_.use_settings) QSettings().setValue("paths/open", QFileInfo(loaded.path).absolutePath());
+  }
+  statusBar()->showMessage(tr("Opened %1").arg(document_.display_name()), 4000);
+  update_actions();
+  request_preview();
+  emit image_loaded(document_.display_name());
+  check_idle();
+}
+
+void MainWindow::on_saved() {
+  const QString error = save_watcher_.result();
+  progress_->hide();
+  cancel_save_->hide();
+  if (error.isEmpty() && stream_report_) {
+    finish_save_large();
+  } else if (!error.isEmpty()) {
+    show_error(error);
+  } else {
+    clear_error();
+    document_.mark_saved(saving_path_);
+    if (recent_) recent_->add(saving_path_);
+    remember_save_folder(saving_path_);
+    if (!panel_->settings().filters.empty())
+      show_info(tr("Saved %1. The filter chain was not applied: the file holds the image without it — "
+                   "Apply (Ctrl+Return) first to save the result.")
+                    .arg(QFileInfo(saving_path_).fileName()));
+    else statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
+    emit saved(saving_path_);
+  }
+  check_idle();
+}
+
+void MainWindow::on_applied() {
+  Applied result = apply_watcher_.result();
+  panel_->set_applying(false);
+  if (save_cancel_ && !save_watcher_.isRunning()) {  // a large document's Apply streamed the file
+    save_cancel_.reset();
     progress_->hide();
     cancel_save_->hide();
-    if (error.isEmpty() && stream_report_) {
-      finish_save_large();
-    } else if (!error.isEmpty()) {
-      show_error(error);
-    } else {
-      document_.mark_saved(saving_path_);
-      if (recent_) recent_->add(saving_path_);
-      if (options_.use_settings) QSettings().setValue("paths/save", QFileInfo(saving_path_).absolutePath());
-      if (!panel_->settings().filters.empty())
-        show_info(tr("Saved %1. The filter chain was not applied: the file holds the image without it — "
-                     "Apply (Ctrl+Return) first to save the result.")
-                      .arg(QFileInfo(saving_path_).fileName()));
-      else statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
-      emit saved(saving_path_);
-    }
+  }
+  if (!result.error.isEmpty()) {
+    show_error(result.error);
     check_idle();
-  });
-  connect(&apply_watcher_, &QFutureWatcher<Applied>::finished, this, [this] {
-    Applied result = apply_watcher_.result();
-    panel_->set_applying(false);
-    if (save_cancel_ && !save_watcher_.isRunning()) {  // a large document's Apply streamed the file
-      save_cancel_.reset();
-      progress_->hide();
-      cancel_save_->hide();
-    }
-    if (!result.error.isEmpty()) {
-      show_error(result.error);
-      check_idle();
-      return;
-    }
-    if (result.stream) {
-      apply_text_ = result.text;
-      show_stream_job(*result.stream, tr("Apply"));
-    }
-    const QString text = tr("Apply %1").arg(apply_text_);
-    document_.undo_stack()->push(new ApplyCommand(
-        &document_, document_.state(), std::exchange(*result.state, {}), apply_chain_,
-        [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
-    statusBar()->showMessage(tr("Applied — Ctrl+Z undoes it"), 5000);
-    emit applied();
-    check_idle();
-  });
-
-  sampler_ = new UtilizationSampler(250, this);
-  connect(sampler_, &UtilizationSampler::sampled, devices_, &DevicePanel::add_samples);
-
-  resize(1480, 920);
-  if (options_.use_settings) restore_settings();
-  update_title();
+    return;
+  }
+  if (result.stream) {
+    apply_text_ = result.text;
+    show_stream_job(*result.stream, tr("Apply"));
+  }
+  const QString text = tr("Apply %1").arg(apply_text_);
+  document_.undo_stack()->push(new ApplyCommand(
+      &document_, document_.state(), std::exchange(*result.state, {}), apply_chain_,
+      [this](const ChainSettings& c) { panel_->set_settings(c); }, text));
+  clear_error();
+  statusBar()->showMessage(tr("Applied — Ctrl+Z undoes it"), 5000);
+  emit applied();
+  check_idle();
 }
 
 MainWindow::~MainWindow() {
@@ -227,6 +248,15 @@ void MainWindow::build_docks() {
   size_timeline();
 }
 
+void MainWindow::show_job(const JobView& job) {
+  devices_->show_job(job);
+  timeline_->set_job(job);
+  // Every lane in view (up to a third of the window): a batch adds decode and encode lanes.
+  const int needed = timeline_->minimumSizeHint().height() + 34;  // the dock's title and margins
+  if (timeline_dock_->isVisible() && timeline_dock_->height() < needed)
+    resizeDocks({timeline_dock_}, {std::min(needed, height() / 3)}, Qt::Vertical);
+}
+
 void MainWindow::size_timeline() {
   // Before discovery has finished, for the GPUs the driver shows (no CUDA call, no wait).
   auto& hub = DeviceHub::instance();
@@ -264,6 +294,9 @@ void MainWindow::build_status_bar() {
 }
 
 void MainWindow::show_error(const QString& message) { messages_->show_message(MessageBar::Level::Error, message); }
+void MainWindow::clear_error() {
+  if (messages_->isVisible() && messages_->level() != MessageBar::Level::Info) messages_->hide();
+}
 void MainWindow::show_info(const QString& message) { messages_->show_message(MessageBar::Level::Info, message, 12000); }
 
 void MainWindow::show_pixel(QPoint pos, bool inside) {
@@ -295,9 +328,24 @@ void MainWindow::show_pixel(QPoint pos, bool inside) {
       QStringLiteral("x %1  y %2   %3").arg(pos.x()).arg(pos.y()).arg(values.join(QStringLiteral("  "))));
 }
 
+QRect MainWindow::within_screen(QRect window, const QRect& available) {
+  window.setSize(window.size().boundedTo(available.size()));
+  window.moveLeft(std::clamp(window.left(), available.left(), available.right() - window.width() + 1));
+  window.moveTop(std::clamp(window.top(), available.top(), available.bottom() - window.height() + 1));
+  return window;
+}
+
 void MainWindow::restore_settings() {
   QSettings s;
-  if (s.contains("window/geometry")) restoreGeometry(s.value("window/geometry").toByteArray());
+  // The inner rectangle, not saveGeometry(): with the frame a window manager adds, that came back
+  // lower on every start. A screen since unplugged or made smaller brings it back within the one there.
+  const QRect saved = s.value("window/rect").toRect();
+  if (saved.isValid()) {
+    const QScreen* screen = QGuiApplication::screenAt(saved.center());
+    if (!screen) screen = QGuiApplication::primaryScreen();
+    setGeometry(screen ? within_screen(saved, screen->availableGeometry()) : saved);
+    if (s.value("window/maximized").toBool()) setWindowState(windowState() | Qt::WindowMaximized);
+  }
   if (s.contains("window/state")) restoreState(s.value("window/state").toByteArray());
   const QString devices = s.value("devices").toString();
   if (!devices.isEmpty()) panel_->set_devices(devices);
@@ -306,13 +354,14 @@ void MainWindow::restore_settings() {
 void MainWindow::save_settings() {
   if (!options_.use_settings) return;
   QSettings s;
-  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/rect", isMaximized() ? normalGeometry() : geometry());
+  s.setValue("window/maximized", isMaximized());
   s.setValue("window/state", saveState());
   s.setValue("devices", panel_->devices());
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-  if (options_.confirm_close && !confirm_discard()) {
+  if (options_.confirm_close && !confirm_discard(true)) {
     e->ignore();
     return;
   }

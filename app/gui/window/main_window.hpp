@@ -8,9 +8,11 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "model/document.hpp"
 #include "model/filter_entry.hpp"
+#include "model/job_view.hpp"
 #include "model/preview_engine.hpp"
 #include "tilefilter/io/stream.hpp"
 
@@ -49,7 +51,7 @@ class MainWindow : public QMainWindow {
   void set_chain(const ChainSettings& chain);
   void set_devices(const QString& spec);
   void apply();
-  void save_to(const QString& path, int quality);  // encodes off the GUI thread
+  void save_to(const QString& path, const JpegChoice& jpeg = {});  // encodes off the GUI thread
   BatchDialog* show_batch_dialog();
   SpeedupDialog* show_speedup_dialog();
 
@@ -64,6 +66,13 @@ class MainWindow : public QMainWindow {
   bool idle() const;  // nothing loading, previewing, applying or saving
   // The last full-resolution preview, when it belongs to the chain and image shown now.
   const PreviewResult* current_full_result() const;
+  // What the quit prompt lists: applied steps not saved (or saved ones undone since) and, when closing,
+  // a chain in the panel never applied; "" when nothing would be lost.
+  QString unsaved_text(bool closing) const;
+  // Where Save As starts: the last folder saved to, else the image's (not the bundled samples).
+  QString save_folder() const;
+  // `window` moved and shrunk to lie within `available` (a screen's, less its panels).
+  static QRect within_screen(QRect window, const QRect& available);
 
  signals:
   void image_loaded(const QString& name);
@@ -82,7 +91,8 @@ class MainWindow : public QMainWindow {
   // main_window.cpp: layout, preview, state
   void build_docks();
   void build_status_bar();
-  void size_timeline();  // a lane per GPU stream: taller once there are GPUs
+  void size_timeline();               // a lane per GPU stream: taller once there are GPUs
+  void show_job(const JobView& job);  // in the device panel and the timeline, every lane in view
   void request_preview();
   void on_result(const PreviewResult& result);
   void on_document_changed();
@@ -95,7 +105,7 @@ class MainWindow : public QMainWindow {
   void finish_apply(const PreviewResult& full);
   void check_idle();
   // main_window_large.cpp: documents that stay on disk (LargeSource)
-  void save_large(const QString& path, int quality);
+  void save_large(const QString& path, const JpegChoice& jpeg);
   void finish_save_large();
   void apply_large(const ChainSettings& chain);  // streams the chain into a file of the document
   void show_stream_job(const StreamReport& report, const QString& what);
@@ -106,8 +116,21 @@ class MainWindow : public QMainWindow {
   void show_detail();
   void start_streaming(const QString& message);  // progress bar and Cancel for a streaming job
   ChainSettings preview_chain(const ChainSettings& chain) const;
+  void connect_preview();  // the engine, the panel and the view
+  void connect_jobs();     // open, save and Apply off the GUI thread
+  void on_loaded();
+  void on_saved();
+  void on_applied();
+  void clear_error();  // a success: an error or warning shown is out of date
+  void remember_save_folder(const QString& path);
   // main_window_actions.cpp: menus, toolbar, file and preset actions
   void build_actions();
+  void build_file_menu();
+  void build_edit_menu();
+  void build_view_menu();
+  void build_filters_menu();
+  void build_toolbar();
+  void update_actions();  // enabled only with an image
   void open_dialog();
   void save();
   void save_as();
@@ -115,7 +138,7 @@ class MainWindow : public QMainWindow {
   void save_preset_dialog();
   void load_preset(const QString& path);
   void populate_samples(QMenu* menu);
-  bool confirm_discard();
+  bool confirm_discard(bool closing = false);
 
   MainWindowOptions options_;
   ImageDocument document_;
@@ -138,6 +161,12 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_save_ = nullptr;  // shown while a large document streams to its file
   QTimer* view_timer_ = nullptr;        // re-plans an unfinished preview after zooming or panning
+  struct Actions {
+    QAction *open = nullptr, *save = nullptr, *save_as = nullptr, *apply = nullptr, *batch = nullptr,
+            *speedup = nullptr, *fit = nullptr, *actual = nullptr, *compare = nullptr;
+    std::vector<QAction*> zoom;
+  } actions_;
+  QString last_save_folder_;  // this session's, also without settings
   QAction* undo_action_ = nullptr;
   QAction* redo_action_ = nullptr;
   QActionGroup* compare_group_ = nullptr;
@@ -183,7 +212,7 @@ class MainWindow : public QMainWindow {
   bool preview_pending_ = false;       // requested and its full pass not shown yet
   bool apply_pending_ = false;         // Apply waits for the full pass
   double first_latency_ms_ = -1;       // of the current request's first pass shown
-  int save_quality_ = 92;
+  JpegChoice save_jpeg_;               // the last Save As choice; like the input until then
   ChainSettings apply_chain_;
   QString apply_text_;             // the applied chain's specs, for the undo entry
   ChainSettings requested_chain_;  // what the latest request filters

@@ -154,6 +154,10 @@ void MainWindow::request_preview() {
   v.border = s.border.mode;
   requested_ = engine_->request(preview_chain(s), panel_->devices(), v);
   preview_pending_ = true;
+  // The panel names the chain being previewed, not the job it superseded.
+  QStringList labels;
+  for (const auto& e : s.filters) labels << entry_label(e);
+  devices_->show_pending(tr("Preview of %1 · %2 — filtering…").arg(document_.display_name(), labels.join(" → ")));
   first_latency_ms_ = -1;
   progress_->setRange(0, 100);
   progress_->setValue(0);
@@ -201,8 +205,7 @@ void MainWindow::on_result(const PreviewResult& r) {
                                    .arg(r.report->tile.width)
                                    .arg(r.report->tile.height),
                                img.format().pixel_bytes());
-  devices_->show_job(job);
-  timeline_->set_job(job);
+  show_job(job);
   if (!r.report->failures.empty())
     show_info(tr("%1 tile attempts failed on a device and were retried elsewhere (first: %2).")
                   .arg(r.report->failures.size())
@@ -266,7 +269,7 @@ void MainWindow::check_idle() {
   if (idle()) emit became_idle();
 }
 
-void MainWindow::save_to(const QString& path, int quality) {
+void MainWindow::save_to(const QString& path, const JpegChoice& jpeg) {
   if (document_.empty()) return;
   if (save_watcher_.isRunning()) {
     show_info(tr("Still saving; try again in a moment."));
@@ -277,10 +280,10 @@ void MainWindow::save_to(const QString& path, int quality) {
     return;
   }
   saving_path_ = path;
-  save_quality_ = quality;
+  save_jpeg_ = jpeg;
   stream_report_.reset();
   if (document_.large()) {
-    save_large(path, quality);
+    save_large(path, jpeg);
     return;
   }
   progress_->setRange(0, 0);
@@ -288,7 +291,7 @@ void MainWindow::save_to(const QString& path, int quality) {
   statusBar()->showMessage(tr("Saving %1…").arg(path));
   const Image image = document_.image();
   const Metadata metadata = document_.metadata();
-  const WriteOptions options = document_.write_options(quality);
+  const WriteOptions options = document_.write_options(jpeg);
   save_watcher_.setFuture(QtConcurrent::run([image, path, metadata, options]() -> QString {
     try {
       encode_file(path.toStdString(), image.view(), options, metadata);

@@ -153,8 +153,7 @@ void MainWindow::show_detail() {
         timing_label_->setText(tr("Preview: %1").arg(what));
         const JobView job =
             job_view(*d.report, tr("Preview of %1 · %2").arg(document_.display_name(), what), d.pixel_bytes);
-        devices_->show_job(job);
-        timeline_->set_job(job);
+        show_job(job);
       }
     }
   }
@@ -192,7 +191,7 @@ void MainWindow::apply_large(const ChainSettings& chain) {
   const std::string output = folder->filePath(QStringLiteral("apply-%1.tif").arg(++temp_files_)).toStdString();
   const std::shared_ptr<const LargeSource> source = document_.state().large;
   const std::string devices = panel_->devices().toStdString();
-  const WriteOptions write = document_.write_options(save_quality_);
+  const WriteOptions write = document_.write_options(save_jpeg_);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   save_cancel_ = cancel;
   apply_chain_ = chain;
@@ -237,7 +236,7 @@ ChainSettings MainWindow::preview_chain(const ChainSettings& chain) const {
   return scaled;
 }
 
-void MainWindow::save_large(const QString& path, int quality) {
+void MainWindow::save_large(const QString& path, const JpegChoice& jpeg) {
   const LargeSource& large = *document_.large();
   if (file_in_use(path)) {  // the open file, or one that Undo goes back to
     progress_->hide();
@@ -248,7 +247,7 @@ void MainWindow::save_large(const QString& path, int quality) {
   const std::string input = large.path;
   const QString devices = panel_->devices();
   StreamOptions options;
-  options.write = document_.write_options(quality);
+  options.write = document_.write_options(jpeg);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   save_cancel_ = cancel;
   auto report = std::make_shared<StreamReport>();
@@ -292,6 +291,8 @@ void MainWindow::finish_save_large() {
   const std::shared_ptr<StreamReport> report = std::exchange(stream_report_, nullptr);
   save_cancel_.reset();
   document_.mark_saved(saving_path_);
+  remember_save_folder(saving_path_);
+  clear_error();
   show_stream_job(*report, tr("Save"));
   statusBar()->showMessage(tr("Saved %1").arg(saving_path_), 5000);
   emit saved(saving_path_);
@@ -310,8 +311,7 @@ void MainWindow::show_stream_job(const StreamReport& r, const QString& what) {
   timing_label_->setText(tr("%1: %2").arg(what, split));
   const JobView job =
       job_view(r.job, tr("%1 of %2 · %3").arg(what, document_.display_name(), split), r.format.pixel_bytes());
-  devices_->show_job(job);
-  timeline_->set_job(job);
+  show_job(job);
 }
 
 }  // namespace tf::gui

@@ -8,19 +8,38 @@
 
 namespace tf {
 
+namespace {
+
+// (p75 - p25) / median of the timed runs: what an outlier or two does not move.
+double interquartile_spread(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  const auto at = [&](double q) {
+    return times[static_cast<std::size_t>(q * static_cast<double>(times.size() - 1) + 0.5)];
+  };
+  const double median = at(0.5);
+  return median > 0 ? (at(0.75) - at(0.25)) / median : 0;
+}
+
+}  // namespace
+
 SpeedupResult measure_speedup(const Image& src, const Chain& chain, const std::vector<DevicePtr>& devices,
                               const JobOptions& options, int repeats, const std::function<void(int, int)>& progress,
-                              const std::atomic<bool>* cancel, const PixelAllocator* output_allocator) {
+                              const std::atomic<bool>* cancel, const PixelAllocator* output_allocator,
+                              int max_repeats) {
   SpeedupResult result;
   Image dst(src.width(), src.height(), src.format(), output_allocator ? *output_allocator : default_allocator());
   const int n = static_cast<int>(devices.size());
-  const int total = n * (repeats + 1);
+  max_repeats = std::max(repeats, max_repeats);
+  int total = n * (repeats + 1);
   int done = 0;
   for (int count = 1; count <= n; ++count) {
     std::vector<DevicePtr> subset(devices.begin(), devices.begin() + count);
     std::vector<double> times;
     std::vector<JobReport> reports;
-    for (int r = 0; r <= repeats; ++r) {  // run 0 is the warm-up
+    // Run 0 is the warm-up; then `repeats` runs, and more up to max_repeats while the spread is too wide.
+    for (int r = 0; r <= max_repeats; ++r) {
+      if (r > repeats && interquartile_spread(times) < kSpeedupTargetSpread) break;
+      if (r > repeats) ++total;
       if (cancel && cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
       JobReport rep = run_filter(src.view(), dst.view(), chain, subset, options);
       if (r > 0) {
@@ -39,6 +58,8 @@ SpeedupResult measure_speedup(const Image& src, const Chain& chain, const std::v
     p.median_s = times[order[order.size() / 2]];
     p.min_s = times[order.front()];
     p.max_s = times[order.back()];
+    p.spread = interquartile_spread(times);
+    p.runs = static_cast<int>(times.size());
     p.megapixels_per_s = src.pixels() / 1e6 / p.median_s;
     p.ideal = count;
     p.speedup = result.points.empty() ? 1.0 : result.points.front().median_s / p.median_s;
@@ -66,24 +87,44 @@ void classify_bound(SpeedupResult& r) {
   const double eff = last.speedup / last.ideal;
   const std::string scaling =
       fmt::format("{:.2f}x on {} devices ({:.0f}% of ideal)", last.speedup, last.device_count, eff * 100);
+  const auto noisiest =
+      std::max_element(r.points.begin(), r.points.end(),
+                       [](const SpeedupPoint& a, const SpeedupPoint& b) { return a.spread < b.spread; });
+  r.noisy = noisiest->spread >= kSpeedupTargetSpread;
+  if (r.noisy) {
+    r.bound = "noise";
+    r.explanation = fmt::format(
+        "The machine is too noisy to tell: on {} device(s) the middle half of {} runs still spread {:.0f}% around "
+        "the median (the figure needs under {:.0f}%); other programs are taking the cores. Close them and run again.",
+        noisiest->device_count, noisiest->runs, 100 * noisiest->spread, 100 * kSpeedupTargetSpread);
+    return;
+  }
+  // The advice follows the ratio measured: more devices help only where they did here.
+  const std::string advice = last.device_count < 2 ? "measure on more than one device to see how it scales"
+                             : eff >= 0.7          ? "more devices help"
+                             : last.speedup >= 1.2 ? "more devices help a little"
+                                                   : "more devices do not help this job";
   if (compute > 0 && up + down + kernel == 0) {
     r.bound = "CPU compute";
-    r.explanation = fmt::format(
-        "CPU workers: compute-bound, {}; more workers help until the cores or memory bandwidth run out.", scaling);
+    r.explanation =
+        fmt::format("CPU workers: compute-bound, {}; {}{}.", scaling, advice,
+                    eff >= 0.7 ? " until the cores or memory bandwidth run out"
+                               : " (the cores are shared with other work, or memory bandwidth runs out first)");
   } else if (wall > 0 && idle / wall > 0.5) {
     r.bound = "host";
     r.explanation = fmt::format(
-        "Devices idle {:.0f}% of the time: the host (tiling, copies, launch) is the bound, {}; the work is too small to share.",
-        100 * idle / wall, scaling);
+        "Devices idle {:.0f}% of the time: the host (tiling, copies, launch) is the bound, {}; {}: the work is too small "
+        "to share.",
+        100 * idle / wall, scaling, advice);
   } else if (up + down > kernel) {
     r.bound = "PCIe";
-    r.explanation = fmt::format(
-        "Transfers take {:.0f}% of device time: PCIe-bound, {}; it scales because each GPU has its own link.",
-        100 * (up + down) / (up + down + kernel), scaling);
+    r.explanation = fmt::format("Transfers take {:.0f}% of device time: PCIe-bound, {}; {}{}.",
+                                100 * (up + down) / (up + down + kernel), scaling, advice,
+                                eff >= 0.7 ? ", as each GPU has its own link" : "");
   } else {
     r.bound = "compute";
-    r.explanation = fmt::format("Kernels take {:.0f}% of device time: compute-bound, {}.",
-                                100 * kernel / (up + down + kernel), scaling);
+    r.explanation = fmt::format("Kernels take {:.0f}% of device time: compute-bound, {}; {}.",
+                                100 * kernel / (up + down + kernel), scaling, advice);
   }
 }
 

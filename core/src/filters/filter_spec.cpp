@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tilefilter/filters/filter.hpp"
 #include "tilefilter/util/error.hpp"
+#include "tilefilter/util/nearest_name.hpp"
 
 namespace tf {
 
@@ -83,9 +85,10 @@ Stage parse_filter_spec(std::string_view spec) {
   const auto& catalog = filter_catalog();
   auto info = std::find_if(catalog.begin(), catalog.end(), [&](const FilterInfo& f) { return f.name == name; });
   if (info == catalog.end()) {
-    std::string names;
-    for (const auto& f : catalog) names += (names.empty() ? "" : ", ") + f.name;
-    throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {})", name, names));
+    std::vector<std::string> names;
+    for (const auto& f : catalog) names.push_back(f.name);
+    throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {}){}", name, fmt::join(names, ", "),
+                                     did_you_mean(name, names)));
   }
   std::map<std::string, double> num;
   std::map<std::string, std::string> text;
@@ -99,10 +102,11 @@ Stage parse_filter_spec(std::string_view spec) {
   for (const auto& [key, value] : items) {
     auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
     if (p == info->params.end()) {
-      std::string keys;
-      for (const auto& q : info->params) keys += (keys.empty() ? "" : ", ") + q.name;
+      std::vector<std::string> keys;
+      for (const auto& q : info->params) keys.push_back(q.name);
       throw bad_spec(
-          spec, fmt::format("unknown parameter '{}' for {} (parameters: {})", key, name, keys.empty() ? "none" : keys));
+          spec, fmt::format("unknown parameter '{}' for {} (parameters: {}){}", key, name,
+                            keys.empty() ? "none" : fmt::format("{}", fmt::join(keys, ", ")), did_you_mean(key, keys)));
     }
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
       throw bad_spec(spec, fmt::format("'{}' given twice", key));
