@@ -27,6 +27,15 @@ void check_pixel_limit(const std::string& name, long long w, long long h, const 
                                               static_cast<double>(w) * static_cast<double>(h), limits.max_pixels));
 }
 
+void check_writer_args(const std::string& path, const char* format_name, bool (*can_write)(const Format&, std::string*),
+                       const Format& format, int width, int height, long long max_side) {
+  std::string why;
+  if (!can_write(format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
+  if (width <= 0 || height <= 0 || width > max_side || height > max_side)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {} holds 1 to {} pixels a side, not {}x{}", path,
+                                                        format_name, max_side, width, height));
+}
+
 bool jpeg_looks_complete(std::span<const unsigned char> b) {
   if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return true;  // not a JPEG: the decoder decides
   // From the end: whichever of the two markers occurs last decides. A complete file stops at once

@@ -18,6 +18,12 @@ Error decode_error(const std::string& name, const std::string& why);
 // (up to 2^32-1 per side), so the product cannot overflow here.
 void check_pixel_limit(const std::string& name, long long w, long long h, const Limits& limits);
 
+// A streaming writer's arguments, checked before anything is made: `format` held by the file format
+// (`can_write` says why not) and `width` x `height` of 1 to `max_side` pixels a side. Throws tf::Error
+// (InvalidArgument) naming `path`, e.g. "out.jpg: JPEG holds 1 to 65500 pixels a side, not 70000x20".
+void check_writer_args(const std::string& path, const char* format_name, bool (*can_write)(const Format&, std::string*),
+                       const Format& format, int width, int height, long long max_side);
+
 // Throws ErrorKind::InvalidArgument unless `rows` is a band of `info`'s image starting at row y: its
 // width and format, within its height. What a streaming reader's read_rows checks first.
 void check_rows_request(const std::string& name, const ImageInfo& info, int y, const ImageView& rows);

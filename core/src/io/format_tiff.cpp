@@ -28,26 +28,17 @@ bool tiff_sniff(std::span<const unsigned char> h) {
 
 bool tiff_extension(const std::string& ext) { return ext == ".tif" || ext == ".tiff"; }
 
-std::unique_ptr<ImageReader> tiff_open(const std::string& path, const Limits& limits) {
-  return tiff::make_reader(path, limits);
-}
-
 bool tiff_can_write(const Format& f, std::string* why) {
   if (f.channels == 1 || f.channels == 3 || f.channels == 4) return true;
   if (why) *why = fmt::format("TIFF output takes 1, 3 or 4 channels, not {}", f.channels);
   return false;
 }
 
-std::unique_ptr<ImageWriter> tiff_create(const std::string& path, int width, int height, Format format,
-                                         const Metadata& metadata, const WriteOptions& options) {
-  return tiff::make_writer(path, width, height, format, metadata, options);
-}
-
 }  // namespace
 
 const FormatCodec& tiff_codec() {
-  static const FormatCodec codec{"libtiff", [] { return true; }, tiff_sniff, tiff_extension,
-                                 tiff_open, tiff_can_write,      tiff_create};
+  static const FormatCodec codec{"libtiff",       [] { return true; }, tiff_sniff,       tiff_extension,
+                                 tiff::tiff_open, tiff_can_write,      tiff::tiff_create};
   return codec;
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "atomic_file.hpp"
+#include "codec_checks.hpp"
 #include "formats.hpp"
 #include "jpeg_common.hpp"
 #include "tilefilter/io/codec.hpp"
@@ -25,11 +26,7 @@ class JpegWriter final : public ImageWriter {
   JpegWriter(const std::string& path, int width, int height, Format format, const Metadata& metadata,
              const WriteOptions& options)
       : width_(width), height_(height), format_(format), file_(path) {
-    std::string why;
-    if (!jpeg_can_write(format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
-    if (width <= 0 || height <= 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION)
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: JPEG holds up to {} pixels a side, not {}x{}", path,
-                                                          JPEG_MAX_DIMENSION, width, height));
+    codec_checks::check_writer_args(path, "JPEG", jpeg_can_write, format, width, height, JPEG_MAX_DIMENSION);
 
     const JpegMarkers markers = options.strip ? JpegMarkers{} : jpeg_markers(metadata);
     const std::vector<unsigned char>&exif_marker = markers.exif, &xmp_marker = markers.xmp, &icc = markers.icc;

@@ -3,6 +3,8 @@
 // deflated in chunks of rows on every core (PngWriter below); never interlaced.
 #include "png_writer.hpp"
 
+#include "codec_checks.hpp"
+
 #ifdef TF_HAVE_LIBPNG
 #include <algorithm>
 #include <cstdint>
@@ -80,11 +82,7 @@ class PngWriter final : public ImageWriter {
   PngWriter(const std::string& path, int width, int height, Format format, const Metadata& metadata,
             const WriteOptions& options)
       : width_(width), height_(height), format_(format), file_(path) {
-    std::string why;
-    if (!png_can_write(format, &why)) throw Error(ErrorKind::InvalidArgument, fmt::format("{}: {}", path, why));
-    if (width <= 0 || height <= 0 || static_cast<unsigned>(width) > PNG_UINT_31_MAX)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: cannot write a PNG of {}x{} pixels", path, width, height));
+    codec_checks::check_writer_args(path, "PNG", png_can_write, format, width, height, PNG_UINT_31_MAX);
     gray_alpha_ = options.gray_alpha && format.channels == 4;
     sample_bytes_ = bytes_per_sample(format.type);
     pixel_bytes_ = static_cast<std::size_t>(gray_alpha_ ? 2 : format.channels) * sample_bytes_;

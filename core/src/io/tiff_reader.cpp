@@ -345,7 +345,7 @@ class TiffReader final : public ImageReader, private TiffLayout {
 
 }  // namespace
 
-std::unique_ptr<ImageReader> make_reader(const std::string& path, const Limits& limits) {
+std::unique_ptr<ImageReader> tiff_open(const std::string& path, const Limits& limits) {
   return std::make_unique<TiffReader>(path, limits);
 }
 

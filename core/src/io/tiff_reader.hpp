@@ -10,7 +10,7 @@
 namespace tf::io::tiff {
 
 // A reader on the first page of the TIFF at `path`; throws tf::Error when it cannot be read.
-std::unique_ptr<ImageReader> make_reader(const std::string& path, const Limits& limits);
+std::unique_ptr<ImageReader> tiff_open(const std::string& path, const Limits& limits);
 
 }  // namespace tf::io::tiff
 #endif

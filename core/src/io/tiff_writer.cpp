@@ -485,7 +485,7 @@ class TiffWriter final : public ImageWriter {
 
 }  // namespace
 
-std::unique_ptr<ImageWriter> make_writer(const std::string& path, int width, int height, Format format,
+std::unique_ptr<ImageWriter> tiff_create(const std::string& path, int width, int height, Format format,
                                          const Metadata& metadata, const WriteOptions& options) {
   return std::make_unique<TiffWriter>(path, width, height, format, metadata, options);
 }

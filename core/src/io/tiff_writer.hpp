@@ -10,7 +10,7 @@
 namespace tf::io::tiff {
 
 // A writer of a `width` x `height` TIFF at `path` (written to a temporary file, renamed on finish).
-std::unique_ptr<ImageWriter> make_writer(const std::string& path, int width, int height, Format format,
+std::unique_ptr<ImageWriter> tiff_create(const std::string& path, int width, int height, Format format,
                                          const Metadata& metadata, const WriteOptions& options);
 
 }  // namespace tf::io::tiff
