@@ -133,7 +133,7 @@ class NvjpegLane final : public GpuJpegLane {
   static constexpr nvjpegOutputFormat_t kOutputs[2] = {NVJPEG_OUTPUT_Y, NVJPEG_OUTPUT_RGBI};
   // Files filtered and encoded at once (streams with an encoder state each). Measured on an H100 with
   // 4000x3000 photos: see docs/performance.md, "Photo batch".
-  static constexpr std::size_t kSlots = 2;
+  static constexpr std::size_t kSlots = 3;
 
   // One file of a batch on its way through the lane.
   struct Item {

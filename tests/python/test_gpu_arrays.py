@@ -140,5 +140,5 @@ def test_a_device_array_is_refused_on_cpus_by_the_library(devices):
     src, out = _FakeDeviceArray(a), _FakeDeviceArray(np.zeros_like(a))
     with pytest.raises(tilefilter.InvalidArgumentError, match="filtered on GPUs"):
         tilefilter.filter(src, *CHAIN, devices=devices, out=out)
-    with pytest.raises(tilefilter.InvalidArgumentError, match="--border"):
+    with pytest.raises(tilefilter.InvalidArgumentError, match="border='mirror' is not one of"):
         tilefilter.filter(src, *CHAIN, border="mirror", out=out)
