@@ -44,13 +44,6 @@ check_format() {
   echo "$files" | xargs clang-format --dry-run --Werror
 }
 
-# A compiler cache where Debian's ccache is installed: a second `run` or `test`, or a build in
-# another clone of the same folder tree, recompiles only what changed.
-if command -v ccache >/dev/null; then
-  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$here")}" CCACHE_NOHASHDIR=1
-fi
-
 # `run` builds only the programs (the command line tool and, with Qt, the GUI); `test` builds all.
 build() {
   cmake --preset release
@@ -64,26 +57,52 @@ build() {
   fi
 }
 
+# A compiler cache where Debian's ccache is installed (install_deps installs it, so this comes after):
+# a second `run` or `test`, or a build in another clone of the same folder tree, recompiles only what
+# changed. Each preset keeps its own flags, so presets share objects only where their compile lines
+# agree; what saves the most is that each stage builds only what it runs (the build presets' targets).
+use_ccache() {
+  command -v ccache >/dev/null || return 0
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$here")}" CCACHE_NOHASHDIR=1
+}
+
+# Each stage's wall time, printed when it ends (CI's log shows where the time goes).
+stage_start=$SECONDS
+stage_done() {
+  echo "tf.sh: $1 took $((SECONDS - stage_start)) s"
+  stage_start=$SECONDS
+}
+
 install_deps
 [ "$verb" = deps ] && exit 0
+use_ccache
 if [ "$verb" = test ]; then
   check_format
   python3 tools/include_graph.py  # the folders' include graph has no cycle
   python3 tools/check_citations.py  # every "contract N" names docs/design.md
 fi
+stage_done "checks"
 build
+stage_done "release build"
 case "$verb" in
   test)
     ctest --preset release -j "$(nproc)"
+    stage_done "release tests"
     [ "${TF_QUICK:-0}" = 1 ] && exit 0
+    # The build presets name the targets: asan builds what its CTest runs (tf_tests), tsan the suites of
+    # its filtered tests (tf_tsan_tests), fuzz the four fuzzers (tf_fuzzers).
     for preset in asan tsan; do
       echo "tf.sh: $preset build and tests"
       cmake --preset "$preset" >/dev/null
       cmake --build --preset "$preset" -j "$(nproc)"
+      stage_done "$preset build"
       ctest --preset "$preset" -j "$(nproc)"
+      stage_done "$preset tests"
     done
     echo "tf.sh: fuzzers (short run)"
     tests/fuzz/run_fuzzers.sh "${TF_FUZZ_SECONDS:-15}"
+    stage_done "fuzz build and run"
     ;;
   run)
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/app/gui/tilefilter-gui ]; then

@@ -11,6 +11,9 @@ folders below it, so widgets reach the model and the model reaches core, never b
 held to its roles' order (CORE_ROLES, top first) the same way: core/src/ROLE and
 core/include/tilefilter/ROLE share a role's place, a folder includes only its own role or those
 below it, a public header never includes core/src, and no source sits in a folder outside a role.
+kernels/ is held to its order (KERNEL_LAYERS, top first) the same way: the backend's devices and lanes
+over the FFT stage, over the convolution kernels, over the CUDA helpers, over kernels' public headers;
+kernels reaches core only through core's public headers, and nothing in core includes kernels.
 
 The front ends (FRONT_ENDS: the CLI, the C API, the GUI) include core and kernels' public headers,
 never one another, and nothing below them includes them.
@@ -36,6 +39,10 @@ LAYERS = ["app/gui", "app/gui/window", "app/gui/dialogs", "app/gui/panels", "app
 # core/, top first: batch runs the pipeline over io, io streams files through the engine, the
 # engine (scheduler, devices, the CPU device) runs filters over images; util is below everything.
 CORE_ROLES = ["batch", "io", "engine", "filters", "image", "util"]
+# kernels/, top first: the backend (devices, lanes, chain runner, tile plan, nvJPEG, NVML) runs the FFT
+# stage and the convolution kernels; both use the CUDA helpers; the public headers (what the front ends
+# include) are at the bottom, over core alone.
+KERNEL_LAYERS = ["kernels/src", "kernels/src/fft", "kernels/src/conv", "kernels/src/cuda", "kernels/include/tilefilter"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -123,6 +130,14 @@ def main():
         print(f"include runs back up core's roles: {a} -> {b}")
     if core_up:
         return 1
+    kernels_up = [(a, b) for a in edges for b in edges[a] if
+                  (a in KERNEL_LAYERS and b in KERNEL_LAYERS and KERNEL_LAYERS.index(b) <= KERNEL_LAYERS.index(a)) or
+                  (a.startswith("kernels/") and b.startswith("core/src")) or
+                  (a.startswith("core/") and b.startswith("kernels/"))]
+    for a, b in sorted(kernels_up):
+        print(f"include runs back up kernels' layers (KERNEL_LAYERS), or between kernels and core's insides: {a} -> {b}")
+    if kernels_up:
+        return 1
     cross = [(a, b) for a in edges for b in edges[a] if front_end(b) and front_end(a) != front_end(b)]
     for a, b in sorted(cross):
         print(f"include reaches into another front end: {a} -> {b}")
@@ -136,6 +151,11 @@ def main():
     unlisted = sorted(f for f in gui if f not in LAYERS)
     if unlisted:
         print("GUI folders missing from LAYERS in tools/include_graph.py: " + ", ".join(unlisted))
+        return 1
+    kernel_folders = {os.path.dirname(f) for f in files() if f.startswith("kernels/")}
+    unlisted = sorted(f for f in kernel_folders if f not in KERNEL_LAYERS)
+    if unlisted:
+        print("kernels folders missing from KERNEL_LAYERS in tools/include_graph.py: " + ", ".join(unlisted))
         return 1
     folders = sorted(set(edges) | {b for v in edges.values() for b in v})
     print(f"include graph: {len(folders)} folders, {sum(len(v) for v in edges.values())} arrows between them, no cycle")
