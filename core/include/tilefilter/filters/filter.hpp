@@ -59,7 +59,7 @@ struct Stage {
   std::vector<Convolution> convs;  // 1, or 2 for Magnitude
   Combine combine = Combine::Single;
   std::string kernel_file;  // custom: the kernel file it was read from
-  Halo halo() const;  // union of the convolutions' footprints
+  Halo halo() const;        // union of the convolutions' footprints
 };
 
 using Chain = std::vector<Stage>;
