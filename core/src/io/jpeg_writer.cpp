@@ -33,7 +33,8 @@ class JpegWriter final : public ImageWriter {
 
     const int c = format.channels;
     const int quality = jpeg_quality(options);
-    const auto [luma_h, luma_v] = luma_sampling(jpeg_subsampling(options, c == 1 ? 1 : 3));
+    const std::pair<int, int> luma = luma_sampling(jpeg_subsampling(options, c == 1 ? 1 : 3));
+    const int luma_h = luma.first, luma_v = luma.second;  // plain ints: clang 14 captures no structured binding
     JpegWriteState& s = state_;
     install(s.err);
     s.cinfo.err = &s.err.pub;
