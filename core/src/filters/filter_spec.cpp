@@ -100,7 +100,8 @@ Stage parse_filter_spec(std::string_view spec) {
   const auto items = colon == std::string_view::npos ? std::vector<std::pair<std::string, std::string>>{}
                                                      : split_spec_params(spec, spec.substr(colon + 1));
   for (const auto& [key, value] : items) {
-    auto p = std::find_if(info->params.begin(), info->params.end(), [&](const ParamInfo& q) { return q.name == key; });
+    auto p = std::find_if(info->params.begin(), info->params.end(),
+                          [&name = key](const ParamInfo& q) { return q.name == name; });
     if (p == info->params.end()) {
       std::vector<std::string> keys;
       for (const auto& q : info->params) keys.push_back(q.name);
