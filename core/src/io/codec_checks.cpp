@@ -27,6 +27,16 @@ void check_pixel_limit(const std::string& name, long long w, long long h, const 
                                               static_cast<double>(w) * static_cast<double>(h), limits.max_pixels));
 }
 
+void check_rows_continue(const std::string& path, const ImageView& rows, int width, int height, const Format& format,
+                         int next_row, bool failed) {
+  if (rows.width != width || rows.format != format || next_row + rows.height > height)
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", path, rows.height, rows.width,
+                    rows.height, to_string(rows.format), width, height, to_string(format), next_row));
+  if (failed) throw Error(ErrorKind::Io, fmt::format("{}: cannot write on after an error", path));
+}
+
 void check_writer_args(const std::string& path, const char* format_name, bool (*can_write)(const Format&, std::string*),
                        const Format& format, int width, int height, long long max_side) {
   std::string why;

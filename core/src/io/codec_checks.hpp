@@ -21,6 +21,11 @@ void check_pixel_limit(const std::string& name, long long w, long long h, const 
 // A streaming writer's arguments, checked before anything is made: `format` held by the file format
 // (`can_write` says why not) and `width` x `height` of 1 to `max_side` pixels a side. Throws tf::Error
 // (InvalidArgument) naming `path`, e.g. "out.jpg: JPEG holds 1 to 65500 pixels a side, not 70000x20".
+// A streaming writer's write_rows: `rows` continue the width x height `format` image at `next_row`, and
+// no earlier write failed. Throws tf::Error naming `path` (InvalidArgument, or Io after a failure).
+void check_rows_continue(const std::string& path, const ImageView& rows, int width, int height, const Format& format,
+                         int next_row, bool failed);
+
 void check_writer_args(const std::string& path, const char* format_name, bool (*can_write)(const Format&, std::string*),
                        const Format& format, int width, int height, long long max_side);
 

@@ -71,12 +71,7 @@ class JpegWriter final : public ImageWriter {
   }
 
   void write_rows(const ImageView& rows) override {
-    if (rows.width != width_ || rows.format != format_ || next_row_ + rows.height > height_)
-      throw Error(
-          ErrorKind::InvalidArgument,
-          fmt::format("{}: {} rows of {}x{} {} do not continue a {}x{} {} image at row {}", file_.target(), rows.height,
-                      rows.width, rows.height, to_string(rows.format), width_, height_, to_string(format_), next_row_));
-    if (failed_) throw Error(ErrorKind::Io, fmt::format("{}: cannot write on after an error", file_.target()));
+    codec_checks::check_rows_continue(file_.target(), rows, width_, height_, format_, next_row_, failed_);
     pointers_.resize(static_cast<std::size_t>(rows.height));
     for (int r = 0; r < rows.height; ++r) pointers_[r] = reinterpret_cast<JSAMPROW>(rows.row(r));
     JSAMPARRAY in = pointers_.data();
