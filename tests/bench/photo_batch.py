@@ -48,13 +48,15 @@ def make_photos(tf, folder, count, distinct, size, quality):
 
 
 def run_process(argv, log):
-    """Whole-process seconds and peak RSS (MB) of one command; its output goes to `log`."""
+    """Whole-process seconds, peak RSS (MB) and exit code of one command (its CPU seconds, user + system,
+    in run_process.cpu_s); its output goes to `log`."""
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(p.pid, 0)
         whole = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
+    run_process.cpu_s = usage.ru_utime + usage.ru_stime
     return whole, usage.ru_maxrss / 1024.0, code
 
 
@@ -101,6 +103,7 @@ def main():
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
             rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mb": rss, "exit": code,
+                         "cpu_s": run_process.cpu_s,
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
@@ -108,7 +111,8 @@ def main():
             if code != 0:
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
-                  f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  out/in <= {worst:.2f}  exit {code}",
+                  f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  cpu {run_process.cpu_s:6.1f} s  "
+                  f"out/in <= {worst:.2f}  exit {code}",
                   flush=True)
         summary["runs"][name] = {"args": extra, "repeats": rows,
                                  "whole_s_median": statistics.median(x["whole_s"] for x in rows),
