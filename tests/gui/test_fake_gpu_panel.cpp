@@ -5,6 +5,7 @@
 
 #include "fake_gpu.hpp"
 #include "gui_test_support.hpp"
+#include "model/preview_engine.hpp"
 #include "panels/device_card.hpp"
 #include "panels/device_panel.hpp"
 #include "panels/filter_panel.hpp"
@@ -77,6 +78,45 @@ TEST_F(FakeGpuPanel, CardsBarsAndStreamLanes) {
   ASSERT_TRUE(wait_for([&] { return window.device_panel()->card("gpu0")->graph()->samples() >= 2; }, 3000));
   QTest::qWait(300);
   save_shot(&window, "fake-gpus.png");
+}
+
+// On GPUs, a small first pass goes to the CPU workers (first_pass_on_cpu: a GPU job's fixed cost
+// would delay the first view) with the bits the GPUs give there; the full pass stays on the GPUs.
+TEST_F(FakeGpuPanel, SmallFirstPassOnTheCpuWorkersFullPassOnTheGpus) {
+  MainWindow window(MainWindowOptions{false, false});
+  window.resize(1280, 800);
+  window.show();
+  const Image image = random_image(2400, 1500, Format{PixelType::U8, 3}, test_seed(4301));  // a first pass's size
+  bool loaded = false;
+  QObject::connect(&window, &MainWindow::image_loaded, [&] { loaded = true; });
+  window.open_image(image, "random");
+  ASSERT_TRUE(wait_for([&] { return loaded; }));
+  std::vector<PreviewResult> results;
+  QObject::connect(window.preview_engine(), &PreviewEngine::result_ready,
+                   [&](const PreviewResult& r) { results.push_back(r); });
+  window.image_view()->zoom_actual();  // 100 %: the visible region at full resolution first
+  for (const char* devices : {"gpu", "cpu"}) {
+    SCOPED_TRACE(devices);
+    results.clear();
+    window.set_devices(devices);
+    window.set_chain(
+        {{entry_from_spec(std::string(devices) == "gpu" ? "gaussian:sigma=1" : "gaussian:sigma=1.2")}, {}});
+    ASSERT_TRUE(wait_for([&] { return window.idle() && window.current_full_result(); }))
+        << window.message_bar()->text().toStdString();
+    ASSERT_EQ(results.size(), 2u);
+    const PreviewResult& first = results.front();
+    const PreviewResult& full = *window.current_full_result();
+    EXPECT_EQ(first.pass, PreviewPass::Region);
+    // "cpu": the chosen devices are the CPU workers already, nothing moves.
+    EXPECT_EQ(first.on_cpu_workers, std::string(devices) == "gpu");
+    EXPECT_FALSE(full.on_cpu_workers);
+    const JobReport& report = *full.report;
+    for (std::size_t i = 0; i < report.tiles_per_device.size(); ++i)
+      if (report.tiles_per_device[i] > 0)
+        EXPECT_TRUE(report.device_names[i].starts_with(devices)) << report.device_names[i];
+    ASSERT_FALSE(first.shown.isEmpty());
+    EXPECT_TRUE(first.display.base == full.display.base.copy(first.shown)) << "the region differs from the full pass";
+  }
 }
 
 }  // namespace

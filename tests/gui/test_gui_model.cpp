@@ -16,6 +16,7 @@
 #include "model/preview_plan.hpp"
 #include "panels/param_editor.hpp"
 #include "test_support.hpp"
+#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/util/error.hpp"
@@ -50,6 +51,25 @@ TEST(PreviewPlan, ZoomedInLargeImageGetsTheVisibleRegionFirst) {
   // Wrap borders need the opposite edge, which a region does not have: full image only.
   PreviewView wrap{6000, 4000, {1000, 500, 1200, 800}, 1.0, 5, BorderMode::Wrap};
   EXPECT_EQ(plan_preview(wrap).size(), 1u);
+}
+
+TEST(PreviewPlan, SmallFirstPassesGoToTheCpuWorkersWhenTheDevicesHaveAGpu) {
+  const Chain blur = parse_chain({"gaussian:sigma=1"});
+  const long long proxy = 1500LL * 1000;  // 6000x4000 at fit to window: level 2's visible region
+  EXPECT_TRUE(first_pass_on_cpu(blur, proxy, 3, true, 16));
+  EXPECT_FALSE(first_pass_on_cpu(blur, proxy, 3, false, 16));  // CPU workers chosen anyway
+  // Core's estimate grows with the pixels, the channels and the taps, and shrinks with the cores.
+  EXPECT_FALSE(first_pass_on_cpu(blur, 6000LL * 4000, 3, true, 16));
+  EXPECT_FALSE(first_pass_on_cpu(parse_chain({"gaussian:sigma=30"}), proxy, 3, true, 16));
+  EXPECT_FALSE(first_pass_on_cpu(blur, proxy, 3, true, 1));
+  EXPECT_TRUE(first_pass_on_cpu(blur, proxy, 1, true, 4));
+  EXPECT_FALSE(first_pass_on_cpu(blur, 0, 3, true, 16));
+  // A chain on the FFT path stays on the chosen devices, however small: FFTW's bits are not cuFFT's.
+  Kernel k{31, 31, 15, 15, {}};
+  for (int i = 0; i < 31 * 31; ++i) k.taps.push_back(static_cast<float>(i * 7919 % 101) / 101.0f - 0.5f);  // rank > 1
+  const Chain fft{Stage{"random 31x31", {make_convolution(k)}}};
+  if (stage_uses_fft(fft[0])) EXPECT_FALSE(first_pass_on_cpu(fft, 16 * 16, 3, true, 16));
+  else EXPECT_TRUE(first_pass_on_cpu(fft, 16 * 16, 3, true, 16));  // no FFTW in this build: direct everywhere
 }
 
 TEST(PreviewPlan, RegionsGrowByTheHaloAndStayInside) {

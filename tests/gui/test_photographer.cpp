@@ -5,6 +5,7 @@
 // advice follows its own measurement.
 #include <QAction>
 #include <QComboBox>
+#include <QContextMenuEvent>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
@@ -12,6 +13,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStyle>
+#include <QVBoxLayout>
 #include <QtTest/QTest>
 #include <fstream>
 #include <iterator>
@@ -94,6 +96,66 @@ TEST(Sliders, LogarithmicSoftRangeAndTypedValuesBeyond) {
   ParamEditor r(radius);
   EXPECT_EQ(r.findChild<QSpinBox*>("param.radius.spin")->text(), "auto");
   EXPECT_TRUE(entry_label(e).contains("radius auto")) << entry_label(e).toStdString();
+}
+
+// darktable's "right-click to type": a right-click on a slider puts the cursor in its spin box with the
+// text selected, so typing replaces the value, also with one past the slider's soft range; the menu key
+// does the same.
+TEST(Sliders, RightClickToTypeAValue) {
+  ensure_gui_app();
+  const FilterInfo& gaussian = *find_filter("gaussian");
+  QWidget panel;
+  auto* layout = new QVBoxLayout(&panel);
+  auto* sigma = new ParamEditor(gaussian.params[0], &panel);
+  auto* radius = new ParamEditor(gaussian.params[1], &panel);
+  layout->addWidget(sigma);
+  layout->addWidget(radius);
+  int edits = 0;
+  QObject::connect(sigma, &ParamEditor::edited, [&] { ++edits; });
+  panel.resize(400, 80);
+  panel.show();
+  panel.activateWindow();
+  ASSERT_TRUE(QTest::qWaitForWindowActive(&panel));
+
+  auto* slider = panel.findChild<QSlider*>("param.sigma.slider");
+  auto* spin = panel.findChild<QDoubleSpinBox*>("param.sigma.spin");
+  ASSERT_TRUE(slider && spin);
+  spin->setValue(2.5);
+  edits = 0;
+  const int at = slider->value();
+  QTest::mouseClick(slider, Qt::RightButton, Qt::NoModifier, QPoint(slider->width() - 5, slider->height() / 2));
+  EXPECT_EQ(slider->value(), at) << "a right-click does not move the slider";
+  EXPECT_TRUE(spin->hasFocus());
+  auto* text = spin->findChild<QLineEdit*>();
+  ASSERT_NE(text, nullptr);
+  EXPECT_EQ(text->text(), "2.50");
+  EXPECT_EQ(text->selectedText(), text->text());
+  EXPECT_EQ(edits, 0);
+  QTest::keyClicks(spin, "250");
+  QTest::keyClick(spin, Qt::Key_Return);
+  EXPECT_EQ(spin->value(), 250);
+  EXPECT_GT(250, ParamEditor::soft_max(gaussian.params[0]));
+  EXPECT_EQ(slider->value(), ParamEditor::kSliderSteps);
+  EXPECT_EQ(edits, 1);
+  FilterEntry e = default_entry(gaussian);
+  sigma->write_to(e);
+  EXPECT_EQ(e.numbers.at("sigma"), 250);
+
+  // The integer radius, from the menu key (a context menu event without a click): "auto" selected, 400 typed.
+  auto* radius_slider = panel.findChild<QSlider*>("param.radius.slider");
+  auto* radius_spin = panel.findChild<QSpinBox*>("param.radius.spin");
+  ASSERT_TRUE(radius_slider && radius_spin);
+  QContextMenuEvent menu_key(QContextMenuEvent::Keyboard, radius_slider->rect().center(),
+                             radius_slider->mapToGlobal(radius_slider->rect().center()));
+  QApplication::sendEvent(radius_slider, &menu_key);
+  EXPECT_TRUE(radius_spin->hasFocus());
+  auto* radius_text = radius_spin->findChild<QLineEdit*>();
+  EXPECT_EQ(radius_text->selectedText(), "auto");
+  QTest::keyClicks(radius_spin, "400");
+  QTest::keyClick(radius_spin, Qt::Key_Return);
+  EXPECT_EQ(radius_spin->value(), 400);
+  EXPECT_EQ(radius_slider->value(), ParamEditor::kSliderSteps);
+  EXPECT_TRUE(radius_slider->toolTip().contains("right-click")) << radius_slider->toolTip().toStdString();
 }
 
 // A drag of 100 px stays in the soft range; every step but the last is abandoned, and the preview

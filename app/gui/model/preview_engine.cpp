@@ -2,6 +2,7 @@
 
 #include <QMetaObject>
 #include <QPointer>
+#include <algorithm>
 #include <chrono>
 
 #include "image_convert.hpp"
@@ -38,7 +39,9 @@ QString chain_text(const std::vector<std::string>& specs) {
 
 PreviewEngine::PreviewEngine(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tf::gui::PreviewResult>();
-  pool_.setMaxThreadCount(1);  // jobs run one after another; a newer one cancels the older
+  // A newer request cancels the older job. Two threads: a job whose devices are done may still be
+  // making its display copy when the next one starts; the device lock keeps their filter jobs apart.
+  pool_.setMaxThreadCount(2);
   pool_.setExpiryTimeout(-1);
 }
 
@@ -103,6 +106,32 @@ void PreviewEngine::deliver(const std::shared_ptr<Job>& job, PreviewResult resul
       Qt::QueuedConnection);
 }
 
+// The first pass: the visible region at full resolution, or a level's proxy of it, on the CPU workers
+// when it is small and the devices include a GPU (first_pass_on_cpu).
+PreviewResult PreviewEngine::first_pass(const Job& job, const PreviewStep& step, const Chain& full_chain,
+                                        const DeviceSelection& selection, const JobOptions& options) {
+  PreviewResult result;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int level = step.level;
+  const Image& src = level == 0 ? job.source.image : job.source.pyramid->level(level);
+  const Chain chain = level == 0 ? full_chain : parse_chain(to_specs(scaled_for_proxy(job.chain.filters, 1 << level)));
+  const Rect region = grow_clipped(step.visible, chain_halo(chain), src.width(), src.height());
+  const bool with_gpu = std::any_of(selection.devices.begin(), selection.devices.end(),
+                                    [](const DevicePtr& d) { return d->info().kind != DeviceKind::Cpu; });
+  result.on_cpu_workers =
+      first_pass_on_cpu(chain, region.area(), src.format().channels, with_gpu, DeviceHub::instance().cpu_cores());
+  const DeviceSelection cpu = result.on_cpu_workers ? DeviceHub::instance().select("cpu") : DeviceSelection{};
+  const Image filtered =
+      filter_image(crop(src, region), chain, result.on_cpu_workers ? cpu.devices : selection.devices, options);
+  const Rect keep{step.visible.x - region.x, step.visible.y - region.y, step.visible.width, step.visible.height};
+  result.job_ms = ms_since(t0);
+  result.display = ShownImage(paint_ready(crop(filtered, keep)));
+  const int f = 1 << level;
+  // Unclipped: the last proxy pixel may reach past the image; the view clips when painting.
+  result.shown = QRect(step.visible.x * f, step.visible.y * f, step.visible.width * f, step.visible.height * f);
+  return result;
+}
+
 void PreviewEngine::run(const std::shared_ptr<Job>& job) {
   if (job->cancel) return;
   const Image& base = job->source.image;
@@ -129,12 +158,8 @@ void PreviewEngine::run(const std::shared_ptr<Job>& job) {
     for (const PreviewStep& step : plan_preview(job->view)) {
       if (job->cancel) return;
       PreviewResult result;
-      result.generation = job->generation;
-      result.pass = step.pass;
-      result.level = step.level;
-      result.chain_text = text;
-      const auto t0 = std::chrono::steady_clock::now();
       if (step.pass == PreviewPass::Full) {
+        const auto t0 = std::chrono::steady_clock::now();
         JobOptions full = options;
         auto last_percent = std::make_shared<std::atomic<int>>(-1);  // progress comes from every worker
         full.progress = [this, job, last_percent](int done, int total) {
@@ -153,22 +178,20 @@ void PreviewEngine::run(const std::shared_ptr<Job>& job) {
         result.job_ms = ms_since(t0);
         result.report = std::move(report);
         result.shown = QRect(0, 0, base.width(), base.height());
-        result.display = make_shown(paint_ready(result.pixels));
+        // The devices are done; the next request's first pass need not wait for the display copy and
+        // its mip levels (tens of ms at 24 Mpix), which a newer request abandons between the two.
+        devices_lock.unlock();
+        if (job->cancel) return;
+        QImage shown = paint_ready(result.pixels);
+        if (job->cancel) return;
+        result.display = make_shown(std::move(shown));
       } else {
-        const int level = step.level;
-        const Image& src = level == 0 ? base : job->source.pyramid->level(level);
-        const Chain chain =
-            level == 0 ? full_chain : parse_chain(to_specs(scaled_for_proxy(job->chain.filters, 1 << level)));
-        const Rect region = grow_clipped(step.visible, chain_halo(chain), src.width(), src.height());
-        const Image input = crop(src, region);
-        const Image filtered = filter_image(input, chain, selection.devices, options);
-        const Rect keep{step.visible.x - region.x, step.visible.y - region.y, step.visible.width, step.visible.height};
-        result.job_ms = ms_since(t0);
-        result.display = ShownImage(paint_ready(crop(filtered, keep)));
-        const int f = 1 << level;
-        // Unclipped: the last proxy pixel may reach past the image; the view clips when painting.
-        result.shown = QRect(step.visible.x * f, step.visible.y * f, step.visible.width * f, step.visible.height * f);
+        result = first_pass(*job, step, full_chain, selection, options);
       }
+      result.generation = job->generation;
+      result.pass = step.pass;
+      result.level = step.level;
+      result.chain_text = text;
       deliver(job, std::move(result));
     }
   } catch (const Error& e) {

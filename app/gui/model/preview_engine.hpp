@@ -1,6 +1,7 @@
-// The live preview: every request runs off the GUI thread, on one worker, and cancels the job before
-// it (latest wins — a slider drag never queues up work). A request computes the visible region or a
-// screen-sized proxy first, then the whole image at full resolution (preview_plan.hpp). Results come
+// The live preview: every request runs off the GUI thread and cancels the job before it (latest wins —
+// a slider drag never queues up work; the device lock lets one job at a time filter). A request computes
+// the visible region or a screen-sized proxy first — on the CPU workers when it is small and the devices
+// include a GPU — then the whole image at full resolution (preview_plan.hpp). Results come
 // back to the GUI thread as queued signals, carrying the pixels ready to paint and, for the full
 // pass, core's job report.
 #pragma once
@@ -34,6 +35,7 @@ struct PreviewResult {
   Image pixels;                             // Full pass: the filtered image (what Apply commits)
   std::shared_ptr<const JobReport> report;  // Full pass
   QString chain_text;                       // the specs, for labels
+  bool on_cpu_workers = false;              // a first pass the CPU workers took (first_pass_on_cpu)
   double job_ms = 0;                        // the filter job alone
   double latency_ms = 0;                    // from request() until this result was ready to paint
 };
@@ -63,6 +65,8 @@ class PreviewEngine : public QObject {
  private:
   struct Job;
   void run(const std::shared_ptr<Job>& job);
+  PreviewResult first_pass(const Job& job, const PreviewStep& step, const Chain& full_chain,
+                           const DeviceSelection& selection, const JobOptions& options);
   void deliver(const std::shared_ptr<Job>& job, PreviewResult result);
 
   QThreadPool pool_;

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "tilefilter/engine/backend_rules.hpp"
+#include "tilefilter/engine/startup.hpp"
+
 namespace tf::gui {
 
 namespace {
@@ -58,6 +61,15 @@ std::vector<PreviewStep> plan_preview(const PreviewView& v) {
   }
   steps.push_back({PreviewPass::Full, 0, {0, 0, v.image_width, v.image_height}});
   return steps;
+}
+
+bool first_pass_on_cpu(const Chain& chain, long long pixels, int channels, bool with_gpu, int cores) {
+  if (!with_gpu || pixels <= 0 || std::any_of(chain.begin(), chain.end(), stage_uses_fft)) return false;
+  WorkEstimate work;
+  work.pixels = static_cast<double>(pixels);
+  work.channels = channels;
+  work.fmas = chain_fmas_per_pixel(chain);
+  return choose_cpu_for_small_work(work, cores, 1).cpu_s <= kCpuFirstPassSeconds;
 }
 
 std::vector<FilterEntry> scaled_for_proxy(const std::vector<FilterEntry>& chain, int factor) {

@@ -5,10 +5,13 @@
 //   - zoomed out: a screen-sized proxy, the visible region of a pyramid level with the spatial
 //     parameters (sigma, radius) scaled down by the level's factor so it looks like the result;
 //   - then always the whole image at full resolution, which replaces both.
+// And on which devices the first pass runs: the CPU workers, when the chosen devices include a GPU and
+// the pass is small (first_pass_on_cpu).
 #pragma once
 #include <vector>
 
 #include "filter_entry.hpp"
+#include "tilefilter/filters/filter.hpp"
 #include "tilefilter/image/image.hpp"
 
 namespace tf::gui {
@@ -33,6 +36,20 @@ struct PreviewStep {
 constexpr long long kSmallPreviewPixels = 2'000'000;
 
 std::vector<PreviewStep> plan_preview(const PreviewView& view);
+
+// A first pass the CPU workers may take, in seconds of core's estimate of their time
+// (tf::choose_cpu_for_small_work's cpu_s): a screen-sized proxy or region at the σ a photo is
+// previewed at (≤ 5) is estimated at well under a millisecond on 16 cores.
+constexpr double kCpuFirstPassSeconds = 0.002;
+
+// Whether a first pass (region or proxy) of `pixels` pixels with `channels` channels a pixel runs on
+// `cores` CPU workers instead of the chosen devices: only when these include a GPU (`with_gpu`), the
+// chain takes no FFT path (FFTW's bits are not cuFFT's; direct convolution gives the same bits on every
+// backend, docs/design.md, contract 2) and core's estimate of the pass on the CPU is within
+// kCpuFirstPassSeconds. A GPU job has a fixed cost per preview that a small pass does not repay (its
+// pageable region staged through pinned memory, uploaded, filtered, downloaded and waited for), and
+// the CPU workers are idle while the GPUs work anyway.
+bool first_pass_on_cpu(const Chain& chain, long long pixels, int channels, bool with_gpu, int cores);
 
 // `visible` grown by `halo` and clipped to a width x height image: what to filter so that
 // `visible` comes out exactly as in the whole image.

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLineEdit>
+#include <QMouseEvent>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -61,7 +62,8 @@ void ParamEditor::build_number(QHBoxLayout* row) {
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setObjectName(objectName() + ".slider");
   slider_->setRange(0, kSliderSteps);
-  slider_->setToolTip(qs(info.help));
+  slider_->setToolTip(qs(info.help) + tr(" (right-click to type a value)"));
+  slider_->installEventFilter(this);
   row->addWidget(slider_, 1);
   QAbstractSpinBox* spin = nullptr;
   if (info.kind == Kind::Number) {
@@ -78,6 +80,7 @@ void ParamEditor::build_number(QHBoxLayout* row) {
     spin = integer_;
     connect(integer_, &QSpinBox::valueChanged, this, [this](int v) { set_number(v); });
   }
+  spin_ = spin;
   spin->setObjectName(objectName() + ".spin");
   spin->setKeyboardTracking(false);
   spin->setMinimumWidth(72);
@@ -142,6 +145,24 @@ ParamEditor::ParamEditor(const ParamInfo& info, QWidget* parent) : QWidget(paren
     }
   }
   read_from(FilterEntry{});
+}
+
+void ParamEditor::start_typing() {
+  if (!spin_) return;
+  spin_->setFocus(Qt::OtherFocusReason);
+  spin_->selectAll();
+}
+
+bool ParamEditor::eventFilter(QObject* watched, QEvent* event) {
+  // The right button press itself, not only the context menu event that some platforms make of it
+  // on release (and the menu key makes without a click).
+  const bool right_press =
+      event->type() == QEvent::MouseButtonPress && static_cast<QMouseEvent*>(event)->button() == Qt::RightButton;
+  if (watched == slider_ && (right_press || event->type() == QEvent::ContextMenu)) {
+    start_typing();
+    return true;
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 void ParamEditor::set_number(double v) {

@@ -2,12 +2,14 @@
 // box for numbers (range and default from the catalog), a combo box for choices, a check box for
 // booleans, a line edit with a browse button for paths. Like darktable's sliders, a wide range gets
 // a soft range on a logarithmic slider while the spin box takes any value of the full range, and a
-// derived default (radius 0 = ceil(3 sigma), zero_means_auto) reads "auto".
+// derived default (radius 0 = ceil(3 sigma), zero_means_auto) reads "auto". A right-click on the
+// slider (darktable's "right-click to type") puts the cursor in the spin box with its text selected.
 #pragma once
 #include <QWidget>
 
 #include "model/filter_entry.hpp"
 
+class QAbstractSpinBox;
 class QSlider;
 class QDoubleSpinBox;
 class QSpinBox;
@@ -38,8 +40,15 @@ class ParamEditor : public QWidget {
   static double soft_max(const ParamInfo& info);
   static bool logarithmic(const ParamInfo& info);
 
+  // Focuses the number's spin box with its text selected, ready for a typed value (any of the full
+  // range, past the slider's soft range too). A right-click on the slider calls it.
+  void start_typing();
+
  signals:
   void edited();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void build_number(QHBoxLayout* row);
@@ -48,6 +57,7 @@ class ParamEditor : public QWidget {
   QSlider* slider_ = nullptr;
   QDoubleSpinBox* number_ = nullptr;
   QSpinBox* integer_ = nullptr;
+  QAbstractSpinBox* spin_ = nullptr;  // number_ or integer_
   QComboBox* choice_ = nullptr;
   QCheckBox* check_ = nullptr;
   QLineEdit* path_ = nullptr;

@@ -176,7 +176,9 @@ void MainWindow::on_result(const PreviewResult& r) {
   if (r.pass != PreviewPass::Full) {
     view_->set_overlay(r.display.base, r.shown);
     if (first_latency_ms_ < 0) first_latency_ms_ = r.latency_ms;
-    timing_label_->setText(tr("Preview: %1 in %2 ms…").arg(pass_name(r.pass, r.level)).arg(r.latency_ms, 0, 'f', 0));
+    const QString where = r.on_cpu_workers ? tr(" on the CPU workers") : QString();
+    timing_label_->setText(
+        tr("Preview: %1%2 in %3 ms…").arg(pass_name(r.pass, r.level), where).arg(r.latency_ms, 0, 'f', 0));
     emit preview_shown(r.pass, r.latency_ms);
     return;
   }
