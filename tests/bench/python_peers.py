@@ -207,23 +207,10 @@ def _dask_cluster_run(a, chunk, workers, cores=None, elsewhere=None, devices=Non
     return {"tilefilter.dask_persisted": dask_t, "same_bits": same}
 
 
-def cuda_median(fn, cp, runs=20):
-    fn()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(runs):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "runs": runs}
-
-
-def cuda_per_call(fn, cp, calls=20, runs=5):
-    """GPU time a call takes when calls follow each other (CUDA events around `calls` calls, divided):
-    what the GPU does for a call, without the host's time before its first launch."""
+def cuda_median(fn, cp, runs=20, calls=1):
+    """CUDA events around `calls` calls from an idle GPU, divided by `calls`; median of `runs` after a
+    warm-up. One call: what a user times, the host's time before the first launch included; 20 back to
+    back: what the GPU does for a call (the host's time hides behind the GPU's work)."""
     fn()
     cp.cuda.Device().synchronize()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -236,7 +223,7 @@ def cuda_per_call(fn, cp, calls=20, runs=5):
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) / calls)
     return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-            "runs": f"{runs} x {calls} calls"}
+            "runs": runs if calls == 1 else f"{runs} x {calls} calls"}
 
 
 def resident_kernel(cli, spec, size, device=0):
@@ -279,7 +266,7 @@ def bench_gpu(size, cli=None):
         row = {"tilefilter": cuda_median(lambda: tilefilter.filter(a, spec, out=out), cp),
                "tilefilter_alloc": cuda_median(lambda: tilefilter.filter(a, spec), cp),
                "tilefilter_in_place": cuda_median(lambda: tilefilter.filter(b, spec, out=b), cp),
-               "tilefilter_back_to_back": cuda_per_call(lambda: tilefilter.filter(a, spec, out=out), cp),
+               "tilefilter_back_to_back": cuda_median(lambda: tilefilter.filter(a, spec, out=out), cp, runs=5, calls=20),
                "resident_kernel": resident_kernel(cli, spec, size, a.device.id),
                "cupyx.gaussian_filter": cuda_median(
                    lambda: cndi.gaussian_filter(a, (sigma, sigma, 0), mode="mirror", truncate=r / sigma), cp,

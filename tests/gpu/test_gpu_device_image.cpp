@@ -19,13 +19,6 @@
 namespace tf::gputest {
 namespace {
 
-const BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
-                               BorderMode::Wrap};
-const PixelType kTypes[] = {PixelType::U8, PixelType::U16, PixelType::F32};
-const int kChannels[] = {1, 3, 4};
-
-Border border_for(BorderMode m) { return Border{m, m == BorderMode::Constant ? 77.6f : 0.0f}; }
-
 // The whole image as one tile, as filter_device_image plans it.
 cuda::TilePlan whole_image_plan(const Chain& chain, int w, int h, BorderMode mode) {
   return cuda::plan_tile(chain, plan_tiles(w, h, chain_halo(chain), {w, h}).at(0), w, h, mode);
@@ -35,7 +28,7 @@ TEST(DeviceImageRules, WholeImagePlansIndexTheImageItself) {
   // One run of rows and of columns at the start of the compact buffer: the maps then index the
   // caller's image, which the first stage reads where it lies.
   for (const char* spec : {"gaussian:sigma=1.5", "box:radius=40", "unsharp:sigma=5"})
-    for (BorderMode mode : kBorders)
+    for (BorderMode mode : kEveryBorder)
       for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{301, 517}, std::pair{4097, 33}}) {
         const cuda::TilePlan p = whole_image_plan(parse_chain({spec}), w, h, mode);
         ASSERT_EQ(p.columns.size(), 1u) << spec << " " << to_string(mode) << " " << w << "x" << h;
@@ -53,7 +46,7 @@ TEST(DeviceImageRules, AlignmentOfTheKernelsLoadsAndStores) {
   EXPECT_EQ(read_alignment({PixelType::U8, 3}), 1u);
   EXPECT_EQ(read_alignment({PixelType::U16, 1}), 2u);
   EXPECT_EQ(read_alignment({PixelType::F32, 3}), 4u);
-  for (PixelType t : kTypes) EXPECT_EQ(write_alignment({t, 4}), 16u);
+  for (PixelType t : kEveryType) EXPECT_EQ(write_alignment({t, 4}), 16u);
   EXPECT_EQ(write_alignment({PixelType::U8, 1}), 1u);
   EXPECT_EQ(write_alignment({PixelType::U16, 3}), 2u);
   EXPECT_EQ(write_alignment({PixelType::F32, 1}), 4u);
@@ -70,7 +63,7 @@ TEST(DeviceImageRules, OutputMayAliasInputOnlyWithAnIntermediateBetween) {
     const Chain chain = parse_chain(specs);
     return cuda::output_may_alias_input(chain, whole_image_plan(chain, w, h, BorderMode::Reflect101), {type, 4}, 132);
   };
-  for (PixelType t : kTypes) {
+  for (PixelType t : kEveryType) {
     // One fused launch reads the input around the pixels it writes.
     EXPECT_FALSE(may_alias({"gaussian:sigma=1.5"}, t));
     EXPECT_FALSE(may_alias({"sharpen"}, t));
@@ -142,9 +135,9 @@ void expect_bits(const Image& src, const Image& want, const Chain& chain, Border
   Image zeros(src.width(), src.height(), src.format());
   std::memset(zeros.view().data, 0, zeros.view().pitch * static_cast<std::size_t>(zeros.height()));
   DeviceImage out(zeros, device, pitch, offset);
-  cuda::filter_device_image(in.view, out.view, chain, border_for(mode), device, stream, every_gpu);
+  cuda::filter_device_image(in.view, out.view, chain, sweep_border(mode), device, stream, every_gpu);
   EXPECT_TRUE(same_bits(want, out.download())) << what << " out of place";
-  cuda::filter_device_image(in.view, in.view, chain, border_for(mode), device, stream, every_gpu);
+  cuda::filter_device_image(in.view, in.view, chain, sweep_border(mode), device, stream, every_gpu);
   EXPECT_TRUE(same_bits(want, in.download())) << what << " in place";
 }
 
@@ -162,12 +155,12 @@ TEST_P(InPlace, EqualsOutOfPlaceEqualsCpu) {
   const std::uint32_t seed = test::test_seed(4400 + static_cast<std::uint32_t>(GetParam()));
   SCOPED_TRACE(fmt::format("seed {}", seed));
   for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{301, 517}, std::pair{4097, 33}})
-    for (BorderMode mode : kBorders)
-      for (PixelType t : kTypes)
-        for (int c : kChannels) {
+    for (BorderMode mode : kEveryBorder)
+      for (PixelType t : kEveryType)
+        for (int c : kEveryChannelCount) {
           const Format f{t, c};
           const Image src = test::random_image(w, h, f, seed);
-          const Image want = cpu_reference(src, chain, border_for(mode));
+          const Image want = cpu_reference(src, chain, sweep_border(mode));
           const std::string what = config(fmt::format("{}", fmt::join(kChains[GetParam()], "+")), mode, f, w, h);
           // A pitch the CUDA allocator would pick, and the packed rows of an array (a multiple of nothing).
           expect_bits(src, want, chain, mode, cuda::device_pitch(w, f.pixel_bytes()), 0, what + " aligned pitch");
@@ -185,11 +178,11 @@ TEST(InPlace, ViewsTheKernelsCannotStoreToAndStreams) {
   cuda::ScopedDevice on(device);
   cuda::Stream stream(device);
   for (const auto& specs : kChains)
-    for (PixelType t : kTypes) {
+    for (PixelType t : kEveryType) {
       const Format f{t, 4};
       const Image src = test::random_image(333, 97, f, seed);
       const Chain chain = parse_chain(specs);
-      const Image want = cpu_reference(src, chain, border_for(BorderMode::Reflect101));
+      const Image want = cpu_reference(src, chain, sweep_border(BorderMode::Reflect101));
       const std::string what = config(specs.front(), BorderMode::Reflect101, f, 333, 97);
       // Starting one pixel into the buffer: loadable, but not at the 16 bytes of the kernels' stores.
       const std::size_t pitch = cuda::device_pitch(333, f.pixel_bytes());
