@@ -2,7 +2,7 @@
 # test that needs a GPU skips with CUDA's reason where none is visible (CI), so this stays fast there.
 tf_add_suite(tf_gpu_tests
   SOURCES gpu/gpu_test_support.cpp gpu/test_gpu_equivalence.cpp gpu/test_gpu_engine.cpp gpu/test_tile_plan.cpp gpu/test_launch_shape.cpp gpu/test_gpu_large_kernels.cpp
-  gpu/test_gpu_soak.cpp gpu/test_gpu_naive_reference.cpp gpu/test_gpu_fft.cpp gpu/test_gpu_jpeg.cpp
+  gpu/test_gpu_soak.cpp gpu/test_gpu_naive_reference.cpp gpu/test_gpu_fft.cpp gpu/test_gpu_jpeg.cpp gpu/test_gpu_device_image.cpp
   LABELS gpu)
 if(TF_HAVE_CUDA)
   # The tile planner and the launch shapes are internal to kernels/ (pure C++).

@@ -40,11 +40,14 @@ bool overlaps(const ImageView& a, const ImageView& b) {
   return a.data < b_end && b.data < a_end;
 }
 
-void check_pair(const ImageView& src, const ImageView& dst) {
+// `in_place`: the output may also be the input itself (same data and pitch).
+void check_pair(const ImageView& src, const ImageView& dst, bool in_place) {
   require(src.width == dst.width && src.height == dst.height && src.format == dst.format,
           fmt::format("the output ({}x{} {}) must have the input's size and format ({}x{} {})", dst.width, dst.height,
                       to_string(dst.format), src.width, src.height, to_string(src.format)));
-  require(!overlaps(src, dst), "the output overlaps the input");
+  const bool same = in_place && src.data == dst.data && src.pitch == dst.pitch;
+  require(same || !overlaps(src, dst), in_place ? "the output overlaps the input without being it (same data and pitch)"
+                                                : "the output overlaps the input");
 }
 
 JobSettings settings_of(const tf_options* o) {
@@ -80,7 +83,7 @@ tf_status tf_filter(const tf_chain* chain, const tf_image* src, const tf_image* 
   return guarded([&] {
     require(chain != nullptr, "no chain given");
     const ImageView s = view_of(src, "input"), d = view_of(dst, "output");
-    check_pair(s, d);
+    check_pair(s, d, false);
     const JobOptions job = job_of(*chain, options);
     auto lease = device_pool().take(devices_of(options), memory_of(options));
     run_filter(s, d, chain->chain, lease.selection->devices, job);
@@ -92,7 +95,7 @@ tf_status tf_filter_device(const tf_chain* chain, const tf_image* src, const tf_
   return guarded([&] {
     require(chain != nullptr, "no chain given");
     const ImageView s = view_of(src, "input"), d = view_of(dst, "output");
-    check_pair(s, d);
+    check_pair(s, d, true);
     const JobOptions job = job_of(*chain, options);
     const std::vector<int> gpus =
         device_image_gpus(parse_device_spec(devices_of(options)), chain->chain, s.format,

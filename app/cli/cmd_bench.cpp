@@ -109,22 +109,38 @@ struct Row {
   // the ceiling measured in the same run (pinned: both directions at once on as many GPUs; pageable:
   // the host's pageable <-> pinned staging, each way). 0 = not measured.
   double copy_share = 0;
+  // Resident rows: the ceilings of the GPUs that ran it, and the share of the nearer one reached.
+  cuda::Roofline roofline;
 };
+
+std::string roofline_json(const cuda::Roofline& r) {
+  if (r.bound.empty()) return "null";
+  return fmt::format(
+      "{{\"bytes_per_pixel\": {:.6g}, \"fmas_per_pixel\": {:.6g}, \"copy_gbs\": {:.6g}, \"fmas_per_s\": {:.6g}, "
+      "\"memory_limit_gigapixels_per_s\": {:.6g}, \"fma_limit_gigapixels_per_s\": {}, \"bound\": {}, \"share\": {:.4g}}}",
+      r.bytes_per_pixel, r.fmas_per_pixel, r.copy_gbs, r.fmas_per_s, r.memory_gpix,
+      r.fma_gpix > 0 ? fmt::format("{:.6g}", r.fma_gpix) : "null", json_string(r.bound), r.share);
+}
 
 std::string row_json(const Row& r) {
   std::string names;
   for (const auto& d : r.device_names) names += (names.empty() ? "" : ", ") + json_string(d);
   return fmt::format(
       "{{\"workload\": {}, \"filter\": {}, \"mode\": {}, \"devices\": {}, \"device_names\": [{}], \"median_s\": {:.9g}, "
-      "\"min_s\": {:.9g}, \"max_s\": {:.9g}, \"gigapixels_per_s\": {:.6g}, \"speedup\": {:.4g}, \"copy_rate_share\": {}}}",
+      "\"min_s\": {:.9g}, \"max_s\": {:.9g}, \"gigapixels_per_s\": {:.6g}, \"speedup\": {:.4g}, \"copy_rate_share\": {}, "
+      "\"roofline\": {}}}",
       json_string(r.workload), json_string(r.spec), json_string(r.mode), r.devices, names, r.median_s, r.min_s, r.max_s,
-      r.gpix, r.speedup, r.copy_share > 0 ? fmt::format("{:.4g}", r.copy_share) : "null");
+      r.gpix, r.speedup, r.copy_share > 0 ? fmt::format("{:.4g}", r.copy_share) : "null", roofline_json(r.roofline));
 }
 
 void print_row(const Row& r) {
   fmt::print("{:<22} {:<9} {:>4}  {:>10.3f}  {:>9.3f}-{:<9.3f} {:>9.2f}  {:>6.2f}x", r.workload, r.mode, r.devices,
              r.median_s * 1e3, r.min_s * 1e3, r.max_s * 1e3, r.gpix, r.speedup);
   if (r.copy_share > 0) fmt::print("  {:>6.1f}%", 100 * r.copy_share);
+  const cuda::Roofline& roof = r.roofline;
+  if (!roof.bound.empty())
+    fmt::print("  {:>5.1f}% of {:<6} (memory {:.1f}, FMA {} Gpix/s)", 100 * roof.share, roof.bound, roof.memory_gpix,
+               roof.fma_gpix > 0 ? fmt::format("{:.1f}", roof.fma_gpix) : "-");
   fmt::print("\n");
 }
 
@@ -173,8 +189,9 @@ class Bench {
     make_source();
     if (a_.pcie && !ordinals_.empty()) measure_copy_ceiling();
     shares_ = host_ && !both_gbs_.empty() && ordinals_.size() == devices_.size();
-    fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}{}\n", "workload", "mode", "devs", "median ms",
-               "spread (min-max) ms", "Gpix/s", "vs 1", shares_ ? (pageable_ ? "  of staging" : "  of copies") : "");
+    fmt::print("\n{:<22} {:<9} {:>4}  {:>10}  {:>19} {:>9}  {:>7}{}{}\n", "workload", "mode", "devs", "median ms",
+               "spread (min-max) ms", "Gpix/s", "vs 1", shares_ ? (pageable_ ? "  of staging" : "  of copies") : "",
+               resident_ ? "  resident: share of the nearer ceiling" : "");
     for (std::size_t i = 0; i < workloads_.size(); ++i) {
       if (resident_) run_resident(workloads_[i], chains_[i]);
       if (host_) run_host(workloads_[i], chains_[i]);
@@ -195,7 +212,10 @@ class Bench {
     if (resident_)
       fmt::print(
           "resident = kernels only, image already on the GPU(s) (split in bands), CUDA events, median of {} after 2 "
-          "warm-ups\n",
+          "warm-ups;\n"
+          "           its ceilings: memory = device-to-device copy rate / bytes a pixel (each stage reads and writes it "
+          "once),\n"
+          "           FMA = multiprocessors x FP32 lanes x clock / (taps x channels) FMAs a pixel\n",
           resident_repeats_);
     if (host_)
       fmt::print(
@@ -256,6 +276,13 @@ class Bench {
             t.median_s, t.min_s, t.max_s,    t.gigapixels_per_s,  1};
       if (n == 1) base = t.median_s;
       r.speedup = base / t.median_s;
+      r.roofline = t.roofline;
+      if (ceilings_printed_.size() < n) {  // once per GPU count: the same GPUs for every workload
+        ceilings_printed_.push_back(true);
+        fmt::print(
+            "{:<22} ceilings of {} GPU(s): device-to-device copy {:.0f} GB/s (read + written), FP32 FMA {:.2f} T/s\n",
+            "", n, t.roofline.copy_gbs, t.roofline.fmas_per_s / 1e12);
+      }
       print_row(r);
       if (a_.verbose)
         for (const auto& launch : t.launches) fmt::print("  launch {}\n", launch);
@@ -381,8 +408,9 @@ class Bench {
   Image src_;
   std::vector<Row> rows_;
   std::vector<std::string> speedup_json_, cpu_json_, pcie_json_;
-  std::string staging_json_ = "null";  // --pcie: the host's pageable <-> pinned staging rate
-  std::vector<double> both_gbs_;       // --pcie: both directions at once on 1..N GPUs
+  std::string staging_json_ = "null";   // --pcie: the host's pageable <-> pinned staging rate
+  std::vector<double> both_gbs_;        // --pcie: both directions at once on 1..N GPUs
+  std::vector<bool> ceilings_printed_;  // resident runs: the roofline's ceilings, once per GPU count
   double staging_gbs_ = 0;
   std::vector<std::string> timeline_rows_;  // --timeline: every stage of each host-resident median run
 };

@@ -1,6 +1,7 @@
 #include "chain_runner.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "conv/conv_kernels.hpp"
@@ -94,6 +95,30 @@ std::size_t LaneBuffers::reserve(const LaneNeeds& n, int device) {
   added += maps.reserve(n.maps, device);
   if (n.fft) added += fft.reserve(n.fft, device);
   return added;
+}
+
+std::size_t read_alignment(const Format& format) {
+  return format.channels == 4 ? format.pixel_bytes() : bytes_per_sample(format.type);
+}
+
+std::size_t write_alignment(const Format& format) { return format.channels == 4 ? 16 : bytes_per_sample(format.type); }
+
+bool is_aligned(const void* data, std::size_t pitch, std::size_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(data) % alignment == 0 && pitch % alignment == 0;
+}
+
+bool output_may_alias_input(const Chain& chain, const TilePlan& plan, const Format& format, int multiprocessors) {
+  if (plan.stages.size() != 1) return plan.stages.size() > 1;
+  const StagePlan& sp = plan.stages[0];
+  if (sp.on_blocks) return false;
+  // A combine stage's first convolution writes the float scratch; only its last writes the output.
+  const Stage& stage = chain[0];
+  const Convolution& last = stage.convs[stage.combine != Combine::Single ? 1 : 0];
+  const ConvProblem problem{
+      conv_kind(last, format.type), sample_type(format.type), format.channels,   sp.computed.width,
+      sp.computed.height,           last.kernel.width,        last.kernel.height};
+  const LaunchShape shape = choose_launch_shape(problem, multiprocessors);
+  return problem.kind == ConvKind::BoxSum || (problem.kind == ConvKind::Separable && shape.wide);
 }
 
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,

@@ -67,14 +67,31 @@ struct LaneBuffers {
   }
 };
 
+// What the kernels need of a buffer they read or write in place of a lane's own (a caller's image):
+// its start and row pitch aligned to read_alignment() (one vector load a pixel for four channels, a
+// sample otherwise), or for the last stage's output to write_alignment() (four-channel runs of 8
+// pixels are stored 16 bytes at a time, conv/pixel_io.cuh emit_run).
+std::size_t read_alignment(const Format& format);
+std::size_t write_alignment(const Format& format);
+bool is_aligned(const void* data, std::size_t pitch, std::size_t alignment);
+
+// True when every launch of run_chain that writes the last stage's output reads only lane buffers,
+// never `input`: so the output may be the input itself (an image filtered in place). That holds when
+// a stage buffer lies between the first read and the last write (two stages or more), or when the
+// single stage's last convolution runs as two launches through an intermediate (the wide separable
+// path, box sums). Direct convolution only (no FFT stage).
+bool output_may_alias_input(const Chain& chain, const TilePlan& plan, const Format& format, int multiprocessors);
+
 // Launches every stage of `plan` on `stream`. `input` holds the uploaded pixels (plan.columns x
 // plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out. Each
 // convolution's launch shape is chosen for `multiprocessors`; `launched`, when given, receives them
 // in launch order. `fft` (plans and spectra; null for exact jobs) sends the stages the plan put on
 // their FFT grid (StagePlan::on_blocks) through cuFFT, using buffers.fft sized by lane_needs with the
 // same plans. The previous tile on this stream must be finished (its spectra are released here).
-// `into`, when given, receives the last stage's output (tile.out, at its pitch, 128-byte aligned) in
-// place of a stage buffer: a device-resident image is written where it lives, without a copy.
+// `into`, when given, receives the last stage's output (tile.out, at its pitch, aligned to
+// write_alignment) in place of a stage buffer: a device-resident image is written where it lives,
+// without a copy. `input` may be a caller's image too (aligned to read_alignment); `into` may overlap
+// it only where output_may_alias_input().
 DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTaps& taps, LaneBuffers& buffers,
                        DeviceRegion input, const Format& format, const Border& border, int multiprocessors,
                        cudaStream_t stream, const FftLane* fft = nullptr, std::vector<LaunchShape>* launched = nullptr,

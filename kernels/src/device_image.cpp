@@ -80,12 +80,6 @@ struct HeldSlot {
   std::unique_ptr<Slot> slot;
 };
 
-// Rows addressed by a plan's compact buffer: the kernels read `pitch`-spaced rows; the upload buffer
-// is 128-byte aligned, so a caller's image is read in place only when it is aligned the same way.
-bool aligned(const void* p, std::size_t pitch) {
-  return reinterpret_cast<std::uintptr_t>(p) % 128 == 0 && pitch % 128 == 0;
-}
-
 bool overlaps(const ImageView& a, const ImageView& b) {
   const auto* a0 = a.data;
   const auto* a1 = a.data + a.pitch * static_cast<std::size_t>(a.height - 1) + a.row_bytes();
@@ -93,6 +87,9 @@ bool overlaps(const ImageView& a, const ImageView& b) {
   const auto* b1 = b.data + b.pitch * static_cast<std::size_t>(b.height - 1) + b.row_bytes();
   return a0 < b1 && b0 < a1;
 }
+
+// The destination is the source itself: the image is filtered in place.
+bool same_view(const ImageView& a, const ImageView& b) { return a.data == b.data && a.pitch == b.pitch; }
 
 int device_of(const void* p) {
   cudaPointerAttributes attributes{};
@@ -114,13 +111,26 @@ void enable_peer_access(int from, int to) {
 
 // Runs `tile` of `chain` from `src` (on any GPU) on the slot's GPU, on `stream` (of that GPU), into
 // dst's tile.out. Copies go through unified addressing (cudaMemcpyDefault): on one GPU device to
-// device, between GPUs peer to peer.
+// device, between GPUs peer to peer. `dst` may overlap `src` only on this one stream (no other GPU
+// reads `src` meanwhile).
 void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chain& chain, const Border& border,
               const Tile& tile, cudaStream_t stream) {
   const std::size_t ps = src.format.pixel_bytes();
   const TilePlan plan = plan_tile(chain, tile, src.width, src.height, border.mode);
   slot.taps.upload(chain, slot.device, stream);
-  slot.buffers.reserve(lane_needs(chain, plan, src.format), slot.device);
+  // The first stage reads the caller's image where it lies when the plan's maps can index it: one run
+  // of rows and one of columns at the start of the compact buffer (every whole image, whatever its
+  // border, and the bands of images without wrap borders), on this GPU, aligned for the kernels' loads.
+  // Otherwise the pixels the tile needs are copied into the upload buffer.
+  const bool one_run =
+      plan.columns.size() == 1 && plan.rows.size() == 1 && plan.columns[0].compact == 0 && plan.rows[0].compact == 0;
+  const std::byte* first =
+      one_run ? src.row(plan.rows[0].source) + static_cast<std::size_t>(plan.columns[0].source) * ps : nullptr;
+  const bool read_in_place =
+      one_run && device_of(src.data) == slot.device && is_aligned(first, src.pitch, read_alignment(src.format));
+  LaneNeeds needs = lane_needs(chain, plan, src.format);
+  if (read_in_place) needs.upload = 0;
+  slot.buffers.reserve(needs, slot.device);
   if (slot.maps != plan.maps) {
     TF_CUDA_CHECK(cudaMemcpyAsync(slot.buffers.maps.data(), plan.maps.data(), plan.maps.size() * sizeof(int),
                                   cudaMemcpyHostToDevice, stream));
@@ -128,12 +138,7 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
     slot.maps = plan.maps;
   }
   DeviceRegion input;
-  const int src_device = device_of(src.data);
-  const bool one_run =
-      plan.columns.size() == 1 && plan.rows.size() == 1 && plan.columns[0].compact == 0 && plan.rows[0].compact == 0;
-  const std::byte* first =
-      one_run ? src.row(plan.rows[0].source) + static_cast<std::size_t>(plan.columns[0].source) * ps : nullptr;
-  if (one_run && src_device == slot.device && aligned(first, src.pitch)) {
+  if (read_in_place) {
     input = {const_cast<std::byte*>(first), src.pitch};
   } else {
     const std::size_t pitch = device_pitch(plan.upload_width, ps);
@@ -146,14 +151,20 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
                                         stream));
     input = {d_up, pitch};
   }
-  // The last stage writes into the caller's image when it lives on this GPU, aligned as a stage buffer.
+  // The last stage writes into the caller's image when it lives on this GPU, aligned for the kernels'
+  // stores, and does not overwrite pixels that its own launch still reads (docs/design.md, contract 2:
+  // in place gives the bits of out of place). Otherwise it writes a stage buffer, copied out after
+  // the chain: the one intermediate an image filtered in place by a single fused launch needs.
   const Rect& o = tile.out;
   std::byte* const target = dst.row(o.y) + static_cast<std::size_t>(o.x) * ps;
-  const bool in_place = device_of(dst.data) == slot.device && aligned(target, dst.pitch);
+  const bool reads_target =
+      read_in_place && overlaps(src, dst) && !output_may_alias_input(chain, plan, src.format, slot.multiprocessors);
+  const bool write_in_place =
+      device_of(dst.data) == slot.device && is_aligned(target, dst.pitch, write_alignment(dst.format)) && !reads_target;
   const DeviceRegion out =
       run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border, slot.multiprocessors, stream, nullptr,
-                nullptr, in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
-  if (in_place) return;
+                nullptr, write_in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
+  if (write_in_place) return;
   TF_CUDA_CHECK(cudaMemcpy2DAsync(target, dst.pitch, out.data, out.pitch, static_cast<std::size_t>(o.width) * ps,
                                   o.height, cudaMemcpyDefault, stream));
 }
@@ -238,7 +249,9 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
                             dst.height, to_string(dst.format), src.width, src.height, to_string(src.format)));
   if (src.pitch < src.row_bytes() || dst.pitch < dst.row_bytes())
     throw Error(ErrorKind::InvalidArgument, "device image: a row pitch is smaller than a row");
-  if (overlaps(src, dst)) throw Error(ErrorKind::InvalidArgument, "device image: the destination overlaps the source");
+  if (overlaps(src, dst) && !same_view(src, dst))
+    throw Error(ErrorKind::InvalidArgument,
+                "device image: the destination overlaps the source without being it (same pointer and pitch)");
   if (chain.empty()) throw Error(ErrorKind::InvalidArgument, "device image: empty chain");
   check_chain_halo(chain);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
@@ -279,7 +292,8 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
   }
   std::vector<int> ordinals = split;
   ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
-  if (ordinals.size() <= 1 || src.height < static_cast<int>(ordinals.size())) {
+  // In place, a band written on one GPU would be read as another band's halo on another: one GPU then.
+  if (ordinals.size() <= 1 || src.height < static_cast<int>(ordinals.size()) || same_view(src, dst)) {
     filter_on_one(src, dst, chain, border, device, stream);
     return;
   }

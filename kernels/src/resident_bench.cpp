@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -31,7 +33,76 @@ struct Band {
   int multiprocessors = 0;
 };
 
+// Device-to-device copy rate of GPU `ordinal` in GB/s (bytes read + written: a copy of N bytes moves
+// 2N), measured once a process: 256 MiB on a stream of its own, median of 5 after 10 warm-ups (the
+// first thing a run does on a GPU: its clocks are still rising).
+double device_copy_gbs(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, double> measured;
+  std::lock_guard lock(mutex);
+  if (const auto it = measured.find(ordinal); it != measured.end()) return it->second;
+  constexpr std::size_t kBytes = std::size_t(256) << 20;
+  ScopedDevice on(ordinal);
+  Stream stream(ordinal);
+  Event start(ordinal), stop(ordinal);
+  DeviceBuffer from, to;
+  from.reserve(kBytes, ordinal);
+  to.reserve(kBytes, ordinal);
+  TF_CUDA_CHECK(cudaMemsetAsync(from.data(), 1, kBytes, stream.get()));
+  std::vector<double> seconds;
+  constexpr int kWarmups = 10;
+  for (int r = 0; r < kWarmups + 5; ++r) {
+    TF_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+    TF_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), kBytes, cudaMemcpyDeviceToDevice, stream.get()));
+    TF_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+    TF_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    if (r >= kWarmups) seconds.push_back(elapsed_ms(start, stop) / 1e3);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return measured[ordinal] = 2.0 * static_cast<double>(kBytes) / seconds[seconds.size() / 2] / 1e9;
+}
+
+// FP32 FMAs a second of the GPU `prop` describes: every lane of every multiprocessor, one a clock.
+double fma_rate(const cudaDeviceProp& prop, int ordinal) {
+  int khz = 0;  // the peak clock (cudaDeviceProp::clockRate is gone from CUDA 13)
+  TF_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ordinal));
+  return static_cast<double>(prop.multiProcessorCount) * fp32_lanes_per_multiprocessor(prop.major, prop.minor) * khz *
+         1e3;
+}
+
 }  // namespace
+
+int fp32_lanes_per_multiprocessor(int major, int minor) {
+  if (major == 6 && minor == 0) return 64;
+  if (major == 7 || (major == 8 && minor == 0)) return 64;
+  return 128;
+}
+
+Roofline make_roofline(const Chain& chain, const Format& format, double copy_gbs, double fmas_per_s,
+                       double gigapixels_per_s) {
+  Roofline r;
+  r.copy_gbs = copy_gbs;
+  r.fmas_per_s = fmas_per_s;
+  for (const Stage& stage : chain) {
+    r.bytes_per_pixel += 2.0 * static_cast<double>(format.pixel_bytes());
+    // The convolutions run_chain launches: a single stage's first, a combining stage's two.
+    const std::size_t convs = stage.combine != Combine::Single ? 2 : 1;
+    for (std::size_t c = 0; c < convs && c < stage.convs.size(); ++c) {
+      const Convolution& conv = stage.convs[c];
+      if (conv.box_sum && format.type != PixelType::F32) continue;  // exact integer window sums, no FMAs
+      const double taps = conv.separable ? conv.kernel.width + conv.kernel.height
+                                         : static_cast<double>(conv.kernel.width) * conv.kernel.height;
+      r.fmas_per_pixel += taps * format.channels;
+    }
+  }
+  r.memory_gpix = r.bytes_per_pixel > 0 ? copy_gbs / r.bytes_per_pixel : 0;
+  r.fma_gpix = r.fmas_per_pixel > 0 ? fmas_per_s / r.fmas_per_pixel / 1e9 : 0;
+  const bool fma_bound = r.fma_gpix > 0 && r.fma_gpix < r.memory_gpix;
+  r.bound = fma_bound ? "FMA" : "memory";
+  const double ceiling = fma_bound ? r.fma_gpix : r.memory_gpix;
+  r.share = ceiling > 0 ? gigapixels_per_s / ceiling : 0;
+  return r;
+}
 
 ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, const Border& border,
                                      const std::vector<int>& ordinals, int repeats, const ImageView* output) {
@@ -43,6 +114,7 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   const std::size_t ps = src.format.pixel_bytes();
 
   ResidentTiming result;
+  double copy_gbs = 0, fmas_per_s = 0;  // the GPUs' ceilings, summed
   std::vector<std::unique_ptr<Band>> bands;
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     if (!chain_fits_tile(chain, tiles[i], src.width, src.height, border.mode))
@@ -56,6 +128,8 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
     TF_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
     b->multiprocessors = prop.multiProcessorCount;
     result.devices.push_back(fmt::format("gpu{} ({})", ordinal, prop.name));
+    copy_gbs += device_copy_gbs(ordinal);
+    fmas_per_s += fma_rate(prop, ordinal);
     b->taps.upload(chain, ordinal, b->stream.get());
     b->plan = plan_tile(chain, b->tile, src.width, src.height, border.mode);
     b->buffers.reserve(lane_needs(chain, b->plan, src.format), ordinal);
@@ -124,6 +198,7 @@ ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, c
   result.min_s = sorted.front();
   result.max_s = sorted.back();
   result.gigapixels_per_s = static_cast<double>(src.width) * src.height / result.median_s / 1e9;
+  result.roofline = make_roofline(chain, src.format, copy_gbs, fmas_per_s, result.gigapixels_per_s);
   return result;
 }
 

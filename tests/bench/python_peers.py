@@ -6,7 +6,7 @@ a GPU, CuPy arrays against cupyx.scipy.ndimage.gaussian_filter and PyTorch's sep
 conv2d. Prints one JSON object (and writes it with --json).
 
     /usr/bin/python3 tests/bench/python_peers.py [--size 4096] [--dask-size 16384] [--gpu-size 8192]
-        [--only numpy,small,dask,gpu] [--json out.json]
+        [--only numpy,small,dask,gpu] [--cli build/app/cli/tilefilter] [--json out.json]
 
 What each number includes: host (numpy) calls time the call as a user makes it (argument checks, the
 library's job, the output's allocation; the image already in memory) with time.perf_counter, median of
@@ -18,6 +18,10 @@ tilefilter.filter of the whole array in this process; neither includes making th
 CUDA events around the calls on the current stream, image resident, median of N after warm-up;
 cupyx on the uint8 HxWx4 image (mode 'mirror' = reflect101, truncate so the radius is 3 sigma as
 ours); PyTorch on float32 1x4xHxW (reflect pad + two depthwise conv1d passes), conversions untimed.
+Beside our call (events around one call from an idle GPU: the host's time before the first launch
+included): the GPU time of a call when 20 follow each other, the call in place (out= the input), and
+the chain's kernels alone on the same image, timed by `tilefilter bench --mode resident` (--cli), each
+as a ratio to that kernel; the issue 44 targets are printed on stderr, one line a figure.
 The PYTHONPATH/TILEFILTER_LIBRARY of a build tree, or an installed package, decide which tilefilter
 runs; the JSON names the library's version and the devices it saw.
 """
@@ -25,6 +29,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -202,21 +207,47 @@ def _dask_cluster_run(a, chunk, workers, cores=None, elsewhere=None, devices=Non
     return {"tilefilter.dask_persisted": dask_t, "same_bits": same}
 
 
-def cuda_median(fn, cp, runs=20):
+def cuda_median(fn, cp, runs=20, calls=1):
+    """CUDA events around `calls` calls from an idle GPU, divided by `calls`; median of `runs` after a
+    warm-up. One call: what a user times, the host's time before the first launch included; 20 back to
+    back: what the GPU does for a call (the host's time hides behind the GPU's work)."""
     fn()
     cp.cuda.Device().synchronize()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     times = []
     for _ in range(runs):
         start.record()
-        fn()
+        for _ in range(calls):
+            fn()
         stop.record()
         stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "runs": runs}
+        times.append(cp.cuda.get_elapsed_time(start, stop) / calls)
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+            "runs": runs if calls == 1 else f"{runs} x {calls} calls"}
 
 
-def bench_gpu(size):
+def resident_kernel(cli, spec, size, device=0):
+    """The chain's kernels alone on the same image, as `tilefilter bench --mode resident` times them
+    (CUDA events, median of 20; a process of its own)."""
+    import subprocess
+    import tempfile
+    if not cli:
+        return {"skipped": "no tilefilter CLI: set TILEFILTER_CLI or pass --cli"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "bench.json")
+        p = subprocess.run([cli, "bench", "--mode", "resident", "-f", spec, "--size", str(size), "--format", "rgba8",
+                            "--devices", str(device), "--repeats", "20", "--json", path],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return {"skipped": f"{cli} bench failed: {p.stderr.strip()[-300:]}"}
+        with open(path) as f:
+            rows = [r for r in json.load(f)["results"] if r["mode"] == "resident" and r["devices"] == 1]
+    r = rows[0]
+    return {"median_ms": r["median_s"] * 1e3, "min_ms": r["min_s"] * 1e3, "max_ms": r["max_s"] * 1e3,
+            "roofline": r.get("roofline")}
+
+
+def bench_gpu(size, cli=None):
     try:
         import cupy as cp
     except ImportError:
@@ -225,16 +256,26 @@ def bench_gpu(size):
     rng = np.random.default_rng(4)
     a = cp.asarray(rng.integers(0, 256, (size, size, 4), dtype=np.uint8))
     res = {"image": f"{size}x{size} RGBA8, device-resident", "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"]
-           .decode()}
+           .decode(),
+           "targets": "tilefilter (one call, out=) <= 1.15 x resident_kernel; speed_vs_cupyx >= 25 (issue 44)"}
     for sigma in (1.5, 5):
         r = math.ceil(3 * sigma)
+        spec = f"gaussian:sigma={sigma}"
         out = cp.empty_like(a)
-        row = {"tilefilter": cuda_median(lambda: tilefilter.filter(a, f"gaussian:sigma={sigma}", out=out), cp),
-               "tilefilter_alloc": cuda_median(lambda: tilefilter.filter(a, f"gaussian:sigma={sigma}"), cp),
+        b = a.copy()  # filtered into itself, again and again
+        row = {"tilefilter": cuda_median(lambda: tilefilter.filter(a, spec, out=out), cp),
+               "tilefilter_alloc": cuda_median(lambda: tilefilter.filter(a, spec), cp),
+               "tilefilter_in_place": cuda_median(lambda: tilefilter.filter(b, spec, out=b), cp),
+               "tilefilter_back_to_back": cuda_median(lambda: tilefilter.filter(a, spec, out=out), cp, runs=5, calls=20),
+               "resident_kernel": resident_kernel(cli, spec, size, a.device.id),
                "cupyx.gaussian_filter": cuda_median(
                    lambda: cndi.gaussian_filter(a, (sigma, sigma, 0), mode="mirror", truncate=r / sigma), cp,
                    runs=5)}
         row["speed_vs_cupyx"] = row["cupyx.gaussian_filter"]["median_ms"] / row["tilefilter"]["median_ms"]
+        if "median_ms" in row["resident_kernel"]:
+            kernel = row["resident_kernel"]["median_ms"]
+            for k in ("tilefilter", "tilefilter_alloc", "tilefilter_in_place", "tilefilter_back_to_back"):
+                row[f"{k}_over_resident"] = row[k]["median_ms"] / kernel
         try:
             import torch
             import torch.nn.functional as F
@@ -254,11 +295,15 @@ def bench_gpu(size):
             t = torch.as_tensor(a, device="cuda")
             tout = torch.empty_like(t)
             with cp.cuda.ExternalStream(stream.cuda_stream):
-                row["tilefilter_torch_tensor"] = cuda_median(
-                    lambda: tilefilter.filter(t, f"gaussian:sigma={sigma}", out=tout), cp)
+                row["tilefilter_torch_tensor"] = cuda_median(lambda: tilefilter.filter(t, spec, out=tout), cp)
+                row["tilefilter_torch_in_place"] = cuda_median(lambda: tilefilter.filter(tout, spec, out=tout), cp)
+            if "median_ms" in row["resident_kernel"]:
+                row["tilefilter_torch_tensor_over_resident"] = (row["tilefilter_torch_tensor"]["median_ms"] /
+                                                                row["resident_kernel"]["median_ms"])
         except ImportError:
             row["torch"] = "not installed"
         res[f"sigma {sigma}"] = row
+        print_targets(f"{size}^2 RGBA8 {spec}", row)
     n = sum(1 for d in tilefilter.devices() if d["kind"] == "gpu")
     if n > 1:  # one GPU against bands over all of them; devices="all" splits only the heavy chains
         every = ",".join(str(i) for i in range(n))
@@ -272,6 +317,29 @@ def bench_gpu(size):
     return res
 
 
+def print_targets(what, row):
+    """The figures issue 44 sets targets on, one line each on stderr (stdout stays one JSON object)."""
+    ms = lambda k: row[k]["median_ms"] if isinstance(row.get(k), dict) and "median_ms" in row[k] else None
+    kernel = ms("resident_kernel")
+    lines = [f"{what}:"]
+    for k, label in (("tilefilter", "call, out="), ("tilefilter_alloc", "call, fresh array"),
+                     ("tilefilter_in_place", "call, in place"), ("tilefilter_back_to_back", "GPU time a call, back to back"),
+                     ("tilefilter_torch_tensor", "PyTorch tensor call, out="),
+                     ("tilefilter_torch_in_place", "PyTorch tensor call, in place")):
+        if ms(k) is not None:
+            ratio = f"  {ms(k) / kernel:.2f}x the resident kernel" if kernel else ""
+            lines.append(f"  {label:<34} {ms(k):8.3f} ms{ratio}")
+    if kernel:
+        roof = row["resident_kernel"].get("roofline") or {}
+        bound = f" ({100 * roof['share']:.0f}% of its {roof['bound']} ceiling)" if roof else ""
+        lines.append(f"  {'resident kernel (tilefilter bench)':<34} {kernel:8.3f} ms{bound}   target: call <= 1.15x")
+    else:
+        lines.append(f"  resident kernel: {row['resident_kernel'].get('skipped')}")
+    lines.append(f"  {'cupyx.gaussian_filter':<34} {ms('cupyx.gaussian_filter'):8.3f} ms  "
+                 f"{row['speed_vs_cupyx']:.1f}x slower than the call   target: >= 25x")
+    print("\n".join(lines), file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=4096)
@@ -283,6 +351,9 @@ def main():
     p.add_argument("--dask-cpu", action="store_true", help="CPU workers for the whole call and the blocks")
     p.add_argument("--gpu-size", type=int, default=8192)
     p.add_argument("--only", default="numpy,small,dask,gpu")
+    p.add_argument("--cli", default=os.environ.get("TILEFILTER_CLI") or shutil.which("tilefilter"),
+                   help="the tilefilter CLI whose `bench --mode resident` times the kernels alone (default: "
+                   "$TILEFILTER_CLI, else tilefilter on PATH)")
     p.add_argument("--json")
     args = p.parse_args()
     if args.dask_cores:  # before the library's first call: it counts the cores it may use once
@@ -298,7 +369,7 @@ def main():
         cores = [int(c) for c in args.dask_cores.split(",")] if args.dask_cores else None
         result["dask"] = bench_dask(args.dask_size, args.dask_chunk, args.dask_workers, cores, args.dask_cpu)
     if "gpu" in parts:
-        result["gpu"] = bench_gpu(args.gpu_size)
+        result["gpu"] = bench_gpu(args.gpu_size, args.cli)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:

@@ -92,6 +92,18 @@ int main(void) {
   on_cpus.streams = 65;
   on_cpus.devices = NULL;
   CHECK(tf_filter_device(chain, &in, &out, 0, NULL, &on_cpus) == TF_ERR_INVALID_ARGUMENT);
+  /* The output may be the input itself (in place), but no other overlap: that is refused before any GPU
+   * is asked; the input itself passes that check and fails on its memory (host, not device). */
+  tf_image shifted = in;
+  shifted.data = (char*)in.data + PITCH;
+  shifted.height = H - 1;
+  tf_image upper = in;
+  upper.height = H - 1;
+  CHECK(tf_filter_device(chain, &upper, &shifted, 0, NULL, NULL) == TF_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(tf_last_error(), "overlaps the input") != NULL);
+  CHECK(tf_filter_device(chain, &in, &in, 0, NULL, NULL) != TF_OK);
+  CHECK(strstr(tf_last_error(), "overlaps") == NULL);
+  CHECK(tf_filter(chain, &in, &in, NULL) == TF_ERR_INVALID_ARGUMENT && strstr(tf_last_error(), "overlaps"));
 
   CHECK(strstr(tf_filters_json(), "\"gaussian\"") != NULL);
   tf_chain_free(chain);

@@ -43,4 +43,12 @@ Stage random_kernel_stage(int w, int h, unsigned seed);
 
 std::string config(const std::string& filter, BorderMode border, const Format& f, int w, int h);
 
+// What the bitwise suites sweep: every border mode, pixel type and channel count, and each mode's
+// border (the constant one a value that is no integer, so each pixel type rounds it its own way).
+inline constexpr BorderMode kEveryBorder[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate,
+                                              BorderMode::Constant, BorderMode::Wrap};
+inline constexpr PixelType kEveryType[] = {PixelType::U8, PixelType::U16, PixelType::F32};
+inline constexpr int kEveryChannelCount[] = {1, 3, 4};
+inline Border sweep_border(BorderMode m) { return Border{m, m == BorderMode::Constant ? 77.6f : 0.0f}; }
+
 }  // namespace tf::gputest

@@ -300,9 +300,56 @@ TEST(GpuEngine, DeviceResidentRunMatchesTheCpu) {
       EXPECT_TRUE(same_bits(expected, out)) << spec << " on " << n << " GPU(s)";
       EXPECT_EQ(t.seconds.size(), 3u);
       EXPECT_GT(t.gigapixels_per_s, 0);
+      // The ceilings of the GPUs that ran it: a copy rate and an FMA rate that no GPU of today reaches
+      // tenfold, and the share of the nearer one.
+      EXPECT_GT(t.roofline.copy_gbs, 10.0 * n);
+      EXPECT_LT(t.roofline.copy_gbs, 100e3 * n);
+      EXPECT_GT(t.roofline.fmas_per_s, 1e12 * n);
+      EXPECT_LT(t.roofline.fmas_per_s, 1e15 * n);
+      EXPECT_NEAR(t.roofline.share, t.gigapixels_per_s / std::min(t.roofline.memory_gpix, t.roofline.fma_gpix),
+                  1e-9 * t.roofline.share);
     }
   }
 }
+
+#ifdef TF_HAVE_CUDA
+// The roofline's arithmetic (runs without a GPU): 8192^2 RGBA8 on an H100 SXM's figures (132
+// multiprocessors x 128 lanes x 1.98 GHz, a 2973 GB/s device copy), as issue 44 wrote them.
+TEST(ResidentRoofline, BytesFmasAndTheNearerCeiling) {
+  const double copy_gbs = 2973, fmas_per_s = 132.0 * 128 * 1.98e9;
+  const Format rgba8{PixelType::U8, 4};
+  auto roof = [&](std::vector<std::string> specs, double gpix, Format f) {
+    return cuda::make_roofline(parse_chain(specs), f, copy_gbs, fmas_per_s, gpix);
+  };
+  const cuda::Roofline sep9 = roof({"gaussian:sigma=1.33,radius=4"}, 165.5, rgba8);
+  EXPECT_EQ(sep9.bytes_per_pixel, 8);
+  EXPECT_EQ(sep9.fmas_per_pixel, 18 * 4);
+  EXPECT_NEAR(sep9.memory_gpix, 371.6, 0.1);
+  EXPECT_NEAR(sep9.fma_gpix, 464.6, 0.1);
+  EXPECT_EQ(sep9.bound, "memory");
+  EXPECT_NEAR(sep9.share, 165.5 / 371.625, 1e-9);
+  const cuda::Roofline sep31 = roof({"gaussian:sigma=5,radius=15"}, 65.3, rgba8);
+  EXPECT_EQ(sep31.fmas_per_pixel, 62 * 4);
+  EXPECT_EQ(sep31.bound, "FMA");
+  EXPECT_NEAR(sep31.fma_gpix, 134.9, 0.1);
+  EXPECT_EQ(roof({"unsharp:sigma=1.3"}, 60.1, rgba8).fmas_per_pixel, 81 * 4);
+  EXPECT_NEAR(roof({"unsharp:sigma=5"}, 6.56, rgba8).fma_gpix, 8.70, 0.01);
+  // Three channels take three FMAs a tap; every stage of a chain reads and writes its pixels.
+  const cuda::Roofline chain = roof({"gaussian:sigma=1.33,radius=4", "sharpen"}, 10, {PixelType::U16, 3});
+  EXPECT_EQ(chain.bytes_per_pixel, 2 * 2 * 6);
+  EXPECT_EQ(chain.fmas_per_pixel, (18 + 9) * 3);
+  // Box sums on integers take no FMAs (memory bound); on floats the separable FMAs.
+  const cuda::Roofline box = roof({"box:radius=130"}, 10, rgba8);
+  EXPECT_EQ(box.fmas_per_pixel, 0);
+  EXPECT_EQ(box.fma_gpix, 0);
+  EXPECT_EQ(box.bound, "memory");
+  EXPECT_EQ(roof({"box:radius=130"}, 10, {PixelType::F32, 1}).fmas_per_pixel, 2 * 261);
+  EXPECT_EQ(cuda::fp32_lanes_per_multiprocessor(9, 0), 128);
+  EXPECT_EQ(cuda::fp32_lanes_per_multiprocessor(8, 0), 64);
+  EXPECT_EQ(cuda::fp32_lanes_per_multiprocessor(8, 9), 128);
+  EXPECT_EQ(cuda::fp32_lanes_per_multiprocessor(7, 0), 64);
+}
+#endif
 
 TEST(GpuEngine, RuntimeDescription) {
   const std::string d = cuda::runtime_description();

@@ -7,13 +7,6 @@
 namespace tf::gputest {
 namespace {
 
-const BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Constant,
-                               BorderMode::Wrap};
-const PixelType kTypes[] = {PixelType::U8, PixelType::U16, PixelType::F32};
-const int kChannels[] = {1, 3, 4};
-
-Border border_for(BorderMode m) { return Border{m, m == BorderMode::Constant ? 77.6f : 0.0f}; }
-
 struct FilterCase {
   std::string name;
   Chain chain;
@@ -57,12 +50,12 @@ TEST_P(EveryFilter, BitIdenticalToCpu) {
   const std::pair<int, int> sizes[] = {{1, 1}, {7, 3}, {4097, 33}};
   int n = 0;
   for (auto [w, h] : sizes)
-    for (BorderMode mode : kBorders)
-      for (PixelType type : kTypes)
-        for (int channels : kChannels) {
+    for (BorderMode mode : kEveryBorder)
+      for (PixelType type : kEveryType)
+        for (int channels : kEveryChannelCount) {
           const Format f{type, channels};
           const Image src = test::random_image(w, h, f, seed + n++);
-          const Border border = border_for(mode);
+          const Border border = sweep_border(mode);
           const Image expected = cpu_reference(src, fc.chain, border);
           JobOptions o;
           o.border = border;
@@ -103,7 +96,7 @@ TEST(GpuEquivalence, LargeImagesAndTileSizes) {
     for (const char* spec : specs) {
       const Chain chain = parse_chain({spec});
       for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap, BorderMode::Constant}) {
-        const Border border = border_for(mode);
+        const Border border = sweep_border(mode);
         const Image expected = cpu_reference(src, chain, border);
         const std::string what = config(spec, mode, f, 2053, 1301);
         JobOptions o;
@@ -126,10 +119,10 @@ TEST(GpuEquivalence, LargestSeparableKernel) {
   TF_REQUIRE_GPU();
   const Chain chain = parse_chain({"gaussian:sigma=40,radius=127"});
   const std::uint32_t seed = test::test_seed(99);
-  for (BorderMode mode : kBorders)
+  for (BorderMode mode : kEveryBorder)
     for (auto [w, h] : {std::pair{1, 1}, std::pair{300, 7}, std::pair{9, 400}}) {
       const Image src = test::random_image(w, h, {PixelType::U8, 4}, seed);
-      const Border border = border_for(mode);
+      const Border border = sweep_border(mode);
       JobOptions o;
       o.border = border;
       ASSERT_TRUE(same_bits(cpu_reference(src, chain, border), run_on(src, chain, first_gpus(1), o)))
@@ -151,10 +144,10 @@ TEST(GpuEquivalence, Chains) {
     const Chain chain = parse_chain(specs);
     const std::string name = fmt::format("{}", fmt::join(specs, " | "));
     for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{4097, 33}, std::pair{1201, 803}})
-      for (BorderMode mode : kBorders)
+      for (BorderMode mode : kEveryBorder)
         for (const Format& f : formats) {
           const Image src = test::random_image(w, h, f, seed + n++);
-          const Border border = border_for(mode);
+          const Border border = sweep_border(mode);
           const Image expected = cpu_reference(src, chain, border);
           const std::string what = config(name, mode, f, w, h);
           JobOptions o;

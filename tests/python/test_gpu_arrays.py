@@ -1,6 +1,6 @@
 """CuPy arrays and PyTorch CUDA tensors (run on a GPU machine; skipped without CuPy, PyTorch or a GPU):
 filtered where they live with the NumPy path's bits, into out= without a copy (the output's device
-pointer is the one given), on a non-default stream, and split over two GPUs."""
+pointer is the one given), in place (out= the input), on a non-default stream, and split over two GPUs."""
 import numpy as np
 import pytest
 
@@ -43,6 +43,54 @@ def test_cupy_same_bits_as_numpy(cp, dtype, channels, border):
     got = tilefilter.filter(cp.asarray(a), *CHAIN, border=border, border_value=value)
     assert isinstance(got, cp.ndarray)
     want = tilefilter.filter(a, *CHAIN, border=border, border_value=value, devices="cpu", exact=True)
+    assert np.array_equal(cp.asnumpy(got), want)
+
+
+# Chains for filtering in place: two stages (the library writes the input straight), one separable and
+# one 2-D stage (a single launch: through one intermediate on the device).
+IN_PLACE_CHAINS = [CHAIN, ("gaussian:sigma=1.5",), ("sharpen",)]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("border", ["reflect101", "replicate", "constant", "wrap"])
+@pytest.mark.parametrize("chain", IN_PLACE_CHAINS, ids=["two_stages", "separable", "2d"])
+def test_cupy_in_place_same_bits_as_out_of_place(cp, dtype, channels, border, chain):
+    a = random_image(np.random.default_rng(11), 301, 517, channels, dtype)
+    value = 3 if border == "constant" else 0
+    want = tilefilter.filter(a, *chain, border=border, border_value=value, devices="cpu", exact=True)
+    d_a = cp.asarray(a)
+    apart = tilefilter.filter(d_a, *chain, border=border, border_value=value)
+    ptr = d_a.data.ptr
+    got = tilefilter.filter(d_a, *chain, border=border, border_value=value, out=d_a)
+    assert got is d_a and got.data.ptr == ptr
+    assert np.array_equal(cp.asnumpy(apart), want)
+    assert np.array_equal(cp.asnumpy(got), want)
+
+
+@needs_gpu
+@pytest.mark.parametrize("chain", IN_PLACE_CHAINS, ids=["two_stages", "separable", "2d"])
+def test_torch_in_place_on_a_stream(torch, chain):
+    a = random_image(np.random.default_rng(12), 257, 263, 4, np.uint8)
+    want = tilefilter.filter(a, *chain, devices="cpu", exact=True)
+    t = torch.from_numpy(a).cuda()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # after the upload
+    with torch.cuda.stream(s):
+        ptr = t.data_ptr()
+        got = tilefilter.filter(t, *chain, out=t)
+        assert got is t and got.data_ptr() == ptr
+    s.synchronize()
+    assert np.array_equal(got.cpu().numpy(), want)
+
+
+@needs_gpu
+def test_cupy_out_overlapping_the_input_without_being_it(cp):
+    a = random_image(np.random.default_rng(13), 120, 90, 3, np.float32)
+    d = cp.asarray(np.concatenate([a, a[:1]]))  # one spare row
+    want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
+    got = tilefilter.filter(d[:-1], *CHAIN, out=d[1:])  # through a copy: the library refuses such an overlap
     assert np.array_equal(cp.asnumpy(got), want)
 
 

@@ -98,9 +98,12 @@ def _empty_like(a):
 def filter_device(a, chain, border, border_value, devices, out=None):
     """The library decides which GPUs take the array (`devices` "all" spreads a large array over every
     GPU where the chain's work outweighs the copies; CPUs are refused): tf_filter_device."""
-    from ._host import _make_options
+    from ._host import _make_options, options
     src, d = _packed(a)
-    opts = _make_options(border, border_value, devices, False, None, 0, 0)
+    try:
+        opts = options(border, border_value, devices, False, None, 0, 0)
+    except TypeError:  # an unhashable argument: made for this call only (and checked there)
+        opts = _make_options(border, border_value, devices, False, None, 0, 0)
 
     def run(dst_d):
         _lib.check(_lib.lib.tf_filter_device(chain._handle, ctypes.byref(d.image()), ctypes.byref(dst_d.image()),
@@ -117,9 +120,11 @@ def filter_device(a, chain, border, border_value, devices, out=None):
         raise _lib.InvalidArgumentError(f"out= has shape {o.shape} and another type or shape than the input {d.shape}")
     s0, s1 = d.span()
     o0, o1 = o.span()
-    if o.pitch is not None and o.ptr % _ITEMSIZE[o.type] == 0 and not (s0 < o1 and o0 < s1):
+    in_place = o.ptr == d.ptr and o.pitch == d.pitch  # the library filters an array into itself
+    if o.pitch is not None and o.ptr % _ITEMSIZE[o.type] == 0 and (in_place or not (s0 < o1 and o0 < s1)):
         run(o)
         return out
+    # Rows that are not pixel-packed, or an output that overlaps the input without being it.
     tmp = _empty_like(src)
     run(_Described(tmp))
     if _is_torch(out):

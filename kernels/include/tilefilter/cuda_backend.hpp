@@ -56,6 +56,24 @@ const PixelAllocator* pinned_allocator();
 // --device-memory cap with it.
 std::size_t reserved_bytes(const Device& device);
 
+// The roofline of a device-resident run: the least a chain asks per pixel, the ceilings of the GPUs
+// that ran it, the rate each ceiling allows, and the share of the nearer (lower) one reached.
+struct Roofline {
+  double bytes_per_pixel = 0;  // each stage reads its input and writes its output once, pixel type
+  double fmas_per_pixel = 0;   // FP32 FMAs: taps x channels (box sums on integers: none)
+  double copy_gbs = 0;         // device-to-device copy, bytes read + written a second, all GPUs together
+  double fmas_per_s = 0;       // FP32 FMA rate, all GPUs together: multiprocessors x FP32 lanes x clock
+  double memory_gpix = 0;      // copy_gbs / bytes_per_pixel, Gpix/s
+  double fma_gpix = 0;         // fmas_per_s / fmas_per_pixel, Gpix/s (0 = no FMAs: no FMA ceiling)
+  std::string bound;           // "memory" or "FMA": the ceiling the run meets first
+  double share = 0;            // the run's Gpix/s over that ceiling's
+};
+Roofline make_roofline(const Chain& chain, const Format& format, double copy_gbs, double fmas_per_s,
+                       double gigapixels_per_s);
+// FP32 lanes of one multiprocessor of compute capability major.minor (64 on sm_60, sm_7x and sm_80;
+// 128 on the others since sm_61, Hopper's sm_90 included).
+int fp32_lanes_per_multiprocessor(int major, int minor);
+
 // Device-resident throughput (`tilefilter bench`): the image is uploaded once to each GPU (split
 // into horizontal bands, one per GPU, each with its halo), then the chain's kernels run `repeats`
 // times after two warm-up runs, timed with CUDA events; no transfer is timed. With several GPUs a
@@ -68,6 +86,9 @@ struct ResidentTiming {
   // Every kernel launch of one repeat, each GPU's in order: "gpu0: separable 9x9 u8x4 8192x4096:
   // grid 256x33x1 block 128, ..." (the launch shape: grid, block, shared memory, work per block).
   std::vector<std::string> launches;
+  // Against the GPUs' ceilings: each GPU's device-to-device copy rate measured once a process (256 MiB,
+  // median of 5 after a warm-up, CUDA events) and its FMA rate from its properties.
+  Roofline roofline;
 };
 ResidentTiming bench_device_resident(const ImageView& src, const Chain& chain, const Border& border,
                                      const std::vector<int>& ordinals, int repeats, const ImageView* output = nullptr);

@@ -108,16 +108,17 @@ TF_C_API void tf_options_init(tf_options* options);
 TF_C_API tf_status tf_filter(const tf_chain* chain, const tf_image* src, const tf_image* dst,
                              const tf_options* options);
 
-/* Filters `src` into `dst`, both in the memory of CUDA device `device` (same size, channels and type,
- * not overlapping), on `stream` (a cudaStream_t; NULL = the legacy default stream): the work is queued
- * on that stream and the call returns without waiting for it; `src` must stay valid and unchanged, and
- * `dst` unread, until the stream has run past it. Direct convolution always (the bits of `exact`).
+/* Filters `src` into `dst`, both in the memory of CUDA device `device` (same size, channels and type;
+ * `dst` apart from `src`, or `src` itself, same data and pitch, to filter in place), on `stream` (a
+ * cudaStream_t; NULL = the legacy default stream): the work is queued on that stream and the call
+ * returns without waiting for it; `src` must stay valid and unchanged, and `dst` unread, until the
+ * stream has run past it. Direct convolution always (the bits of `exact`, in place or not).
  * Of `options` (NULL = defaults) the border and the devices apply; the rest is checked as tf_filter
  * checks it. `devices` spreads the image in bands of rows over several GPUs, each band copied to its
  * GPU and back (peer copies): "all" or "gpu" (or NULL) = every GPU where the chain's work outweighs
  * the copies (the library decides, from the chain, the pixel type and the image's size), "0,1" =
- * those ordinals; a single ordinal = `device` alone. CPUs ("cpu", "cpu:N") are refused.
- * A build without CUDA returns TF_ERR_NO_GPU_BACKEND. */
+ * those ordinals; a single ordinal = `device` alone; in place, `device` alone. CPUs ("cpu", "cpu:N")
+ * are refused. A build without CUDA returns TF_ERR_NO_GPU_BACKEND. */
 TF_C_API tf_status tf_filter_device(const tf_chain* chain, const tf_image* src, const tf_image* dst, int device,
                                     void* stream, const tf_options* options);
 
