@@ -108,13 +108,6 @@ class BatchRun {
   // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto):
   // one thread per GPU codec worker stays free to feed them.
   int cpu_decode_cap() const { return std::max(1, decode_threads() - static_cast<int>(gpu_workers_.size())); }
-  // Beside the GPU codecs (--codec auto) the CPU decodes also hold at most half the budget in images of
-  // `image_bytes` (with their results): more would fill it, and the GPU codecs' files (their compressed
-  // bytes) would wait behind them.
-  int cpu_decode_cap_beside_gpus(std::size_t image_bytes) const {
-    const std::size_t each = std::max<std::size_t>(1, image_bytes * (chain_.empty() ? 1 : 2));
-    return std::min(cpu_decode_cap(), static_cast<int>(std::max<std::size_t>(1, budget_.cap() / 2 / each)));
-  }
 
   // ---- GPU codecs (pipeline_gpu.cpp): a few workers per GPU, each decodes, filters and encodes whole files ----
   int gpu_batch() const { return opt_.gpu_codec_batch > 0 ? opt_.gpu_codec_batch : kDefaultGpuCodecBatch; }

@@ -171,12 +171,10 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
     // would wait for it (nvJPEG's start-up takes longer than a small batch).
     const bool lane_ready = gpu_lanes_ready_.load() > 0;
     if (lane_ready && to_gpu_.try_push(w)) return true;
-    // Full: this thread decodes the file on the CPU, unless so many threads already do that nobody
-    // would hand the GPU codecs their next files while those decodes run (a CPU decode of a photo
-    // takes as long as the GPU codecs take to empty their queue), or their images would fill the
-    // budget that the GPU codecs' files need too; then it waits for room in the queue.
-    const std::size_t image_bytes = static_cast<std::size_t>(header.width) * header.height * format.pixel_bytes();
-    if (cpu_decoding_.fetch_add(1) < cpu_decode_cap_beside_gpus(image_bytes) || !lane_ready) {
+    // Full: this thread decodes the file on the CPU, unless so many threads already do that
+    // nobody would hand the GPU codecs their next files while those decodes run (a CPU decode
+    // of a photo takes as long as the GPU codecs take to empty their queue); then it waits for room.
+    if (cpu_decoding_.fetch_add(1) < cpu_decode_cap() || !lane_ready) {
       counted = true;
       return false;  // the charge is given back as w goes out of scope
     }
