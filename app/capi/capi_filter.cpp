@@ -34,18 +34,12 @@ ImageView view_of(const tf_image* image, const char* what) {
 
 namespace {
 
-bool overlaps(const ImageView& a, const ImageView& b) {
-  const auto* a_end = a.data + a.pitch * static_cast<std::size_t>(a.height - 1) + a.row_bytes();
-  const auto* b_end = b.data + b.pitch * static_cast<std::size_t>(b.height - 1) + b.row_bytes();
-  return a.data < b_end && b.data < a_end;
-}
-
 // `in_place`: the output may also be the input itself (same data and pitch).
 void check_pair(const ImageView& src, const ImageView& dst, bool in_place) {
   require(src.width == dst.width && src.height == dst.height && src.format == dst.format,
           fmt::format("the output ({}x{} {}) must have the input's size and format ({}x{} {})", dst.width, dst.height,
                       to_string(dst.format), src.width, src.height, to_string(src.format)));
-  const bool same = in_place && src.data == dst.data && src.pitch == dst.pitch;
+  const bool same = in_place && same_view(src, dst);
   require(same || !overlaps(src, dst), in_place ? "the output overlaps the input without being it (same data and pitch)"
                                                 : "the output overlaps the input");
 }

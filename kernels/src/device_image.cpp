@@ -80,17 +80,6 @@ struct HeldSlot {
   std::unique_ptr<Slot> slot;
 };
 
-bool overlaps(const ImageView& a, const ImageView& b) {
-  const auto* a0 = a.data;
-  const auto* a1 = a.data + a.pitch * static_cast<std::size_t>(a.height - 1) + a.row_bytes();
-  const auto* b0 = b.data;
-  const auto* b1 = b.data + b.pitch * static_cast<std::size_t>(b.height - 1) + b.row_bytes();
-  return a0 < b1 && b0 < a1;
-}
-
-// The destination is the source itself: the image is filtered in place.
-bool same_view(const ImageView& a, const ImageView& b) { return a.data == b.data && a.pitch == b.pitch; }
-
 int device_of(const void* p) {
   cudaPointerAttributes attributes{};
   TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, p));

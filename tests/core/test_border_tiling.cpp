@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 #include "tilefilter/engine/tiling.hpp"
 #include "tilefilter/image/border.hpp"
+#include "tilefilter/image/image.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf {
@@ -36,6 +37,19 @@ TEST(Border, ParseNames) {
   EXPECT_EQ(parse_border_mode("wrap"), BorderMode::Wrap);
   EXPECT_EQ(parse_border_mode("reflect101"), BorderMode::Reflect101);
   EXPECT_FALSE(parse_border_mode("mirror").has_value());
+}
+
+TEST(ImageViews, OverlapAndSameView) {
+  Image image(40, 30, Format{PixelType::U8, 3});
+  const ImageView all = image.view();
+  const ImageView top = all.sub({0, 0, 40, 10}), bottom = all.sub({0, 10, 40, 20});
+  const ImageView left = all.sub({0, 0, 5, 30}), right = all.sub({35, 0, 5, 30});
+  EXPECT_FALSE(overlaps(top, bottom));
+  EXPECT_TRUE(overlaps(all, bottom));
+  EXPECT_TRUE(overlaps(left, right));  // the bytes they span interleave row by row
+  EXPECT_TRUE(same_view(all, image.view()));
+  EXPECT_FALSE(same_view(all, top.sub({0, 0, 40, 10}).sub({1, 0, 39, 10})));
+  EXPECT_FALSE(same_view(top, bottom));
 }
 
 TEST(Tiling, TilesCoverTheImageExactlyOnce) {

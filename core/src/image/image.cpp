@@ -33,6 +33,14 @@ ImageView ImageView::sub(const Rect& r) const {
   return v;
 }
 
+bool overlaps(const ImageView& a, const ImageView& b) {
+  const auto* a_end = a.data + a.pitch * static_cast<std::size_t>(a.height - 1) + a.row_bytes();
+  const auto* b_end = b.data + b.pitch * static_cast<std::size_t>(b.height - 1) + b.row_bytes();
+  return a.data < b_end && b.data < a_end;
+}
+
+bool same_view(const ImageView& a, const ImageView& b) { return a.data == b.data && a.pitch == b.pitch; }
+
 const PixelAllocator& default_allocator() {
   static const PixelAllocator alloc{[](std::size_t n) -> void* {
                                       void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);

@@ -43,6 +43,11 @@ struct ImageView {
   ImageView sub(const Rect& r) const;  // r must lie inside the view
 };
 
+// Whether the bytes two views span (first row's start to last row's end) overlap.
+bool overlaps(const ImageView& a, const ImageView& b);
+// Whether `b` is `a` itself (same data and pitch): an image filtered in place.
+bool same_view(const ImageView& a, const ImageView& b);
+
 // A view of a whole image `image_height` rows tall of which only `rows` — the image's rows
 // [first_row, first_row + rows.height) — are in memory: row(y) addresses image row y. Reading a
 // row outside that range is an error the caller rules out (a band's tiles read only its window).
