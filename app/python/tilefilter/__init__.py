@@ -86,10 +86,7 @@ def filter(a: npt.NDArray[Any], *specs: Union[str, Chain], preset: Optional[str]
             _lib.warn(f"{', '.join(ignored)}: a device array is filtered as one tile on its GPU; ignored")
         return _device_module().filter_device(a, chain, border, border_value, devices, out)
     host = _host_module()
-    try:
-        opts = host.options(border, border_value, devices, exact, tile, streams, device_memory)
-    except TypeError:  # an unhashable argument: made for this call only (and checked there)
-        opts = host._make_options(border, border_value, devices, exact, tile, streams, device_memory)
+    opts = host.options(border, border_value, devices, exact, tile, streams, device_memory)
     return host.filter_array(a, chain, opts, out)
 
 

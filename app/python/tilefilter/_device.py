@@ -98,12 +98,9 @@ def _empty_like(a):
 def filter_device(a, chain, border, border_value, devices, out=None):
     """The library decides which GPUs take the array (`devices` "all" spreads a large array over every
     GPU where the chain's work outweighs the copies; CPUs are refused): tf_filter_device."""
-    from ._host import _make_options, options
+    from ._host import options
     src, d = _packed(a)
-    try:
-        opts = options(border, border_value, devices, False, None, 0, 0)
-    except TypeError:  # an unhashable argument: made for this call only (and checked there)
-        opts = _make_options(border, border_value, devices, False, None, 0, 0)
+    opts = options(border, border_value, devices, False, None, 0, 0)
 
     def run(dst_d):
         _lib.check(_lib.lib.tf_filter_device(chain._handle, ctypes.byref(d.image()), ctypes.byref(dst_d.image()),

@@ -86,8 +86,12 @@ _OPTIONS = {}
 
 
 def options(*key) -> _lib.Options:
-    """The tf_options for filter()'s keyword arguments, made once per distinct set (read-only after)."""
-    o = _OPTIONS.get(key)
+    """The tf_options for filter()'s keyword arguments, made once per distinct set (read-only after);
+    a set with an unhashable argument is made for its call only (and checked there)."""
+    try:
+        o = _OPTIONS.get(key)
+    except TypeError:
+        return _make_options(*key)
     if o is None:
         o = _make_options(*key)
         if len(_OPTIONS) < 256:
