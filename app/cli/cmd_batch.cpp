@@ -348,8 +348,8 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--report", a->report,
                   "write a JSON report: every file with status, sizes, timings, codecs; per-device totals");
   cmd->add_option("--memory", a->memory,
-                  "cap on decoded and filtered pixels (and compressed bytes) in flight, e.g. 2G (default: 1.5G, "
-                  "less where the machine has less than 6G)")
+                  "cap on decoded and filtered pixels (and compressed bytes) in flight, e.g. 2G (default: 1.5G less "
+                  "the GPU codecs' own host memory, at least 512M; less where the machine has less than 6G)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--host-memory", a->host_memory,
                   "decoded images in pinned or pageable host memory when a GPU filters them")
@@ -365,10 +365,10 @@ void add_batch(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--gpu-codec-workers", a->gpu_codec_workers,
-                  fmt::format("GPU codec workers per GPU (default {}; from {} JPEGs a GPU, {} spread over the GPUs, "
-                              "{} to {} a GPU)",
-                              kDefaultGpuCodecLanes, kLargeBatchFilesPerGpu, kLargeBatchGpuCodecLanesInAll,
-                              kDefaultGpuCodecLanes, kLargeBatchGpuCodecLanes))
+                  fmt::format("GPU codec workers per GPU (default: on one GPU {}, {} from {} JPEGs; on several "
+                              "GPUs one each, {} from {} JPEGs a GPU)",
+                              kDefaultGpuCodecLanes, kLargeBatchGpuCodecLanes, kLargeBatchFilesPerGpu,
+                              kLargeBatchGpuCodecLanes, kManyFilesPerGpu))
       ->check(CLI::Range(1, 32));
   cmd->add_option("--gpu-codec-batch", a->gpu_codec_batch,
                   fmt::format("JPEGs a GPU codec worker decodes in one call (default {})", kDefaultGpuCodecBatch))

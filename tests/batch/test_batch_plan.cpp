@@ -209,6 +209,19 @@ TEST(BatchTemporaries, NamesAndStaleCleanup) {
             (std::vector<std::string>{fmt::format(".c.png.tf-{}-2.tmp", ::getpid()), "keep.png"}));
 }
 
+// The GPUs' own host memory (contexts, nvJPEG's buffers) comes off the default budget, down to 512 MiB;
+// the CPU alone keeps the whole of it.
+TEST(BatchMemory, DefaultBudgetLeavesRoomForTheGpuCodecs) {
+  const std::size_t cpu = batch::default_inflight_bytes();
+  EXPECT_LE(cpu, std::size_t{1536} << 20);
+  EXPECT_EQ(batch::default_inflight_bytes(0, 0), cpu);
+  const std::size_t one = batch::default_inflight_bytes(1, 3), four = batch::default_inflight_bytes(4, 4);
+  EXPECT_LE(one, cpu);
+  EXPECT_LE(four, one);
+  EXPECT_LE(one, std::size_t{1024} << 20);
+  if (cpu >= std::size_t{512} << 20) EXPECT_EQ(batch::default_inflight_bytes(8, 24), std::size_t{512} << 20);
+}
+
 TEST(BatchMemory, BudgetBlocksUntilReleasedButLetsOneHugeItemThrough) {
   batch::MemoryBudget budget(100);
   EXPECT_TRUE(budget.acquire(60, {}));

@@ -10,6 +10,12 @@ the two overlapped, as a pipeline would run them: one thread decodes batches of 
 encodes the previous ones and copies the streams to the host, each on its own CUDA stream. Times are
 CUDA-synchronised wall clock after one warm-up batch, the median of three passes over the files.
 Prints one JSON object with Gpix/s for each.
+
+    python3 tests/bench/nvjpeg_probe.py IN_DIR --startup
+
+The start-up floor of a process that decodes on every GPU instead: after torch's import, the seconds
+to a context on each GPU (a thread each), then to each GPU's first batched decode of 8 files (a
+thread each, all at once: nvJPEG's handles and hardware states), as JSON.
 """
 import argparse
 import json
@@ -37,15 +43,47 @@ def timed(fn, passes=3):
     return statistics.median(times)
 
 
+def startup(data):
+    """Seconds to every GPU's context, then to every GPU's first hardware decode, a thread per GPU."""
+    n = torch.cuda.device_count()
+    t0 = time.perf_counter()
+    ends = {}
+
+    def run_all(fn):
+        threads = [threading.Thread(target=fn, args=(d,)) for d in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def context(d):
+        torch.ones(1, device=f"cuda:{d}").sum().item()
+    run_all(context)
+    t1 = time.perf_counter()
+
+    def first_decode(d):
+        decode_jpeg(data[:8], device=f"cuda:{d}")
+        torch.cuda.synchronize(d)
+        ends[d] = time.perf_counter() - t1
+    run_all(first_decode)
+    return {"gpus": n, "device": torch.cuda.get_device_name(0), "contexts_s": t1 - t0,
+            "first_decode_each_gpu_s": [round(ends[d], 3) for d in range(n)],
+            "first_decode_every_gpu_s": time.perf_counter() - t1}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--batches", default="8,32,100")
     ap.add_argument("--quality", type=int, default=90)
+    ap.add_argument("--startup", action="store_true", help="the start-up floor on every GPU instead")
     a = ap.parse_args()
     names = sorted(f for f in os.listdir(a.input) if f.lower().endswith((".jpg", ".jpeg")))[: a.files]
     data = [torchvision.io.read_file(os.path.join(a.input, f)) for f in names]
+    if a.startup:
+        print(json.dumps(startup(data)))
+        return 0
     dev = torch.device("cuda")
     first = decode_jpeg(data[:1], device=dev)[0]
     pixels = first.shape[1] * first.shape[2] * len(data)  # the probe's files share one size

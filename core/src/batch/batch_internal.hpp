@@ -153,7 +153,9 @@ template <class T> class BoundedQueue {
 };
 
 // Default for BatchOptions::max_inflight_bytes: a share of the memory this process may use.
-std::size_t default_inflight_bytes();
+// `gpus` GPUs filter the batch with `gpu_codec_lanes` GPU codec workers in all: their own host memory
+// (contexts, nvJPEG's buffers) leaves less of a 2 GiB whole for the budget, down to 512 MiB.
+std::size_t default_inflight_bytes(int gpus = 0, int gpu_codec_lanes = 0);
 // Makes the C library return every buffer of 1 MiB or more to the system when it is freed (glibc:
 // a fixed mmap threshold). By default glibc raises the threshold to the largest buffer freed so far,
 // so a batch's file bytes and images then stay in each thread's arena: on 32 cores that held twice

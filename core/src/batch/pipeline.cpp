@@ -335,9 +335,13 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
   const PixelAllocator& base =
       any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
-  const std::size_t budget = options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes();
-  batch::give_large_buffers_back();
   const int lanes = static_cast<int>(gpu_workers.size());
+  const int gpus = static_cast<int>(std::count_if(devices.begin(), devices.end(), [](const DevicePtr& d) {
+    return d->info().kind == DeviceKind::Cuda;
+  }));
+  const std::size_t budget =
+      options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes(gpus, lanes);
+  batch::give_large_buffers_back();
   BatchRun run(options, std::move(plan), chain, devices, budget, base, source, std::move(gpu_workers));
   BatchReport report = run.run();
   report.input_dir = options.input_dir;

@@ -135,22 +135,23 @@ struct BatchPlan {
 BatchPlan plan_batch(const BatchOptions& options);
 
 // GPU codec workers per GPU, and the files each decodes in one call, when BatchOptions leaves them 0.
-// A worker's hardware call parses its streams on the host, and it waits for its files' encodes, so a
-// GPU needs more than one worker to keep its decoder busy; but nvJPEG makes states one at a time
-// (0.11 s each on an H100, even across processes), so more workers start later. One H100, 2000
-// photos of 4000x3000 4:2:0 q90, in-process (2026-11-27): three workers of 32 files 5.65-5.69 Gpix/s,
-// two 5.51-5.60, one 4.07-4.23. So a large batch (kLargeBatchFilesPerGpu JPEGs a GPU) gets up to
-// kLargeBatchGpuCodecLanes workers a GPU, kLargeBatchGpuCodecLanesInAll in all; a smaller one two a GPU.
+// A worker's hardware call parses its streams on the host, and it waits for its files' encodes, so one
+// GPU needs more than one worker to keep its decoder busy: one H100, 2000 photos of 4000x3000 4:2:0
+// q90, in-process (2026-11-27): three workers of 32 files 5.65-5.69 Gpix/s, two 5.51-5.60, one
+// 4.07-4.23. But nvJPEG makes handles and states one at a time in a process (torchvision's too: on
+// 4xH200 each GPU's first decode came 0.26 s after the previous GPU's), and each worker holds about
+// 120 MB of host memory. On 4xH200 (64 cores, 2026-11-27) a second worker a GPU came 3.8-6.3 s into a
+// 2000-photo batch, after most of its files: one a GPU ran it as fast (4.6-4.8 s in-process) in 1.9 GB
+// instead of 3.5 GB; 10 000 photos ran at 12.6 Gpix/s with three a GPU, 9.2 with one. So one GPU gets
+// kLargeBatchGpuCodecLanes workers from kLargeBatchFilesPerGpu JPEGs (two below); several GPUs get one
+// each, and kLargeBatchGpuCodecLanes from kManyFilesPerGpu JPEGs a GPU.
 inline constexpr int kDefaultGpuCodecLanes = 2;
 inline constexpr int kLargeBatchGpuCodecLanes = 3;
-inline constexpr int kLargeBatchGpuCodecLanesInAll = 12;
 inline constexpr int kLargeBatchFilesPerGpu = 500;
+inline constexpr int kManyFilesPerGpu = 2500;
 constexpr int default_gpu_codec_lanes(int gpus, long long jpegs) {
-  if (gpus <= 0 || jpegs < static_cast<long long>(kLargeBatchFilesPerGpu) * gpus) return kDefaultGpuCodecLanes;
-  const int spread = kLargeBatchGpuCodecLanesInAll / gpus;
-  return spread < kDefaultGpuCodecLanes      ? kDefaultGpuCodecLanes
-         : spread > kLargeBatchGpuCodecLanes ? kLargeBatchGpuCodecLanes
-                                             : spread;
+  if (gpus > 1) return jpegs >= static_cast<long long>(kManyFilesPerGpu) * gpus ? kLargeBatchGpuCodecLanes : 1;
+  return jpegs >= kLargeBatchFilesPerGpu ? kLargeBatchGpuCodecLanes : kDefaultGpuCodecLanes;
 }
 // Files a worker's hardware decoder call takes: one H100 decoded 6.8 Gpix/s in batches of 8, 9.8 in
 // batches of 32 and 10.6 in batches of 100 (tests/bench/nvjpeg_probe.py, 2026-11-27); 2000 photos on
