@@ -336,9 +336,8 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
       any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   const int lanes = static_cast<int>(gpu_workers.size());
-  const int gpus = static_cast<int>(std::count_if(devices.begin(), devices.end(), [](const DevicePtr& d) {
-    return d->info().kind == DeviceKind::Cuda;
-  }));
+  const int gpus = static_cast<int>(std::count_if(
+      devices.begin(), devices.end(), [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; }));
   const std::size_t budget =
       options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes(gpus, lanes);
   batch::give_large_buffers_back();
