@@ -60,6 +60,12 @@ def run_process(argv, log):
     return whole, usage.ru_maxrss / 1024.0, code
 
 
+def last_worker(report):
+    """Seconds into the process when its last GPU codec worker was ready (the report's start-up steps)."""
+    ends = [x["end_s"] for x in report.get("startup", {}).get("steps", []) if "codec lane" in x["what"]]
+    return max(ends) if ends else None
+
+
 def check_outputs(inp, out):
     worst, n = 0.0, 0
     for f in os.listdir(out) if os.path.isdir(out) else []:
@@ -107,12 +113,15 @@ def main():
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
-                         "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu")})
+                         "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu"),
+                         "memory_wait_s": r.get("memory_wait_s"), "last_gpu_worker_ready_s": last_worker(r)})
             if code != 0:
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
                   f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  cpu {run_process.cpu_s:6.1f} s  "
-                  f"out/in <= {worst:.2f}  exit {code}",
+                  f"out/in <= {worst:.2f}  exit {code}"
+                  + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
+                  + ("  budget-bound" if r.get("memory_bound") else ""),
                   flush=True)
         summary["runs"][name] = {"args": extra, "repeats": rows,
                                  "whole_s_median": statistics.median(x["whole_s"] for x in rows),
