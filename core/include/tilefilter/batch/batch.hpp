@@ -141,10 +141,10 @@ BatchPlan plan_batch(const BatchOptions& options);
 // 4.07-4.23. But nvJPEG makes handles and states one at a time in a process (torchvision's too: on
 // 4xH200 each GPU's first decode came 0.26 s after the previous GPU's), and each worker holds about
 // 120 MB of host memory. On 4xH200 (64 cores, 2026-11-27) a second worker a GPU came 3.8-6.3 s into a
-// 2000-photo batch, after most of its files: one a GPU ran it as fast (4.6-4.8 s in-process) in 1.9 GB
-// instead of 3.5 GB; 10 000 photos ran at 12.6 Gpix/s with three a GPU, 9.2 with one. So one GPU gets
-// kLargeBatchGpuCodecLanes workers from kLargeBatchFilesPerGpu JPEGs (two below); several GPUs get one
-// each, and kLargeBatchGpuCodecLanes from kManyFilesPerGpu JPEGs a GPU.
+// 2000-photo batch, after most of its files: one a GPU ran it in 4.6-4.8 s in-process (three a GPU:
+// 4.1-4.7 s, in other runs) in 1.9 GB instead of 3.5 GB; 10 000 photos ran at 12.6 Gpix/s with three a
+// GPU, 9.2 with one. So one GPU gets kLargeBatchGpuCodecLanes workers from kLargeBatchFilesPerGpu JPEGs
+// (two below); several GPUs get one each, and kLargeBatchGpuCodecLanes from kManyFilesPerGpu JPEGs a GPU.
 inline constexpr int kDefaultGpuCodecLanes = 2;
 inline constexpr int kLargeBatchGpuCodecLanes = 3;
 inline constexpr int kLargeBatchFilesPerGpu = 500;
