@@ -32,9 +32,7 @@ DevicePool::Lease DevicePool::take(const std::string& spec, std::size_t memory_c
     }
   }
   auto selection = std::make_shared<DeviceSelection>(select_devices(spec, memory_cap));
-  const bool gpus = std::any_of(selection->devices.begin(), selection->devices.end(),
-                                [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
-  if (!gpus) {
+  if (gpu_count(selection->devices) == 0) {
     lease.selection = std::move(selection);
     return lease;
   }

@@ -69,20 +69,26 @@ def test_cupy_in_place_same_bits_as_out_of_place(cp, dtype, channels, border, ch
     assert np.array_equal(cp.asnumpy(got), want)
 
 
-@needs_gpu
-@pytest.mark.parametrize("chain", IN_PLACE_CHAINS, ids=["two_stages", "separable", "2d"])
-def test_torch_in_place_on_a_stream(torch, chain):
-    a = random_image(np.random.default_rng(12), 257, 263, 4, np.uint8)
+def check_torch_on_a_stream(torch, a, chain, in_place):
+    """`a` filtered on the GPU from a side stream into `out` (the input itself when in_place): the same
+    tensor back, written where it lies, with the CPU's bits."""
     want = tilefilter.filter(a, *chain, devices="cpu", exact=True)
     t = torch.from_numpy(a).cuda()
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())  # after the upload
     with torch.cuda.stream(s):
-        ptr = t.data_ptr()
-        got = tilefilter.filter(t, *chain, out=t)
-        assert got is t and got.data_ptr() == ptr
+        out = t if in_place else torch.empty_like(t)
+        ptr = out.data_ptr()
+        got = tilefilter.filter(t, *chain, out=out)
+        assert got is out and got.data_ptr() == ptr
     s.synchronize()
     assert np.array_equal(got.cpu().numpy(), want)
+
+
+@needs_gpu
+@pytest.mark.parametrize("chain", IN_PLACE_CHAINS, ids=["two_stages", "separable", "2d"])
+def test_torch_in_place_on_a_stream(torch, chain):
+    check_torch_on_a_stream(torch, random_image(np.random.default_rng(12), 257, 263, 4, np.uint8), chain, True)
 
 
 @needs_gpu
@@ -116,18 +122,7 @@ def test_cupy_out_is_written_in_place_on_a_stream(cp):
 
 @needs_gpu
 def test_torch_tensors(torch):
-    a = random_image(np.random.default_rng(4), 333, 444, 4, np.uint8)
-    want = tilefilter.filter(a, *CHAIN, devices="cpu", exact=True)
-    t = torch.from_numpy(a).cuda()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())  # after the upload
-    with torch.cuda.stream(s):
-        out = torch.empty_like(t)
-        ptr = out.data_ptr()
-        got = tilefilter.filter(t, *CHAIN, out=out)
-        assert got is out and got.data_ptr() == ptr
-    s.synchronize()
-    assert np.array_equal(got.cpu().numpy(), want)
+    check_torch_on_a_stream(torch, random_image(np.random.default_rng(4), 333, 444, 4, np.uint8), CHAIN, False)
     f = torch.from_numpy(random_image(np.random.default_rng(5), 100, 90, 1, np.float32)).cuda()
     g = tilefilter.filter(f, "box:radius=3")
     assert isinstance(g, torch.Tensor) and g.is_cuda

@@ -294,8 +294,7 @@ std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const
                                               const std::vector<DevicePtr>& devices, std::string* note) {
   std::vector<GpuCodecWorker> workers;
   if (options.codec == CodecChoice::Cpu) return workers;
-  const long long gpus = std::count_if(devices.begin(), devices.end(),
-                                       [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  const long long gpus = gpu_count(devices);
   const long long jpegs = std::count_if(plan.items.begin(), plan.items.end(), [](const BatchItem& item) {
     return !item.complete && batch_detail::is_jpeg_path(item.input);
   });
@@ -329,15 +328,12 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
                    std::vector<GpuCodecWorker> gpu_workers, std::string codec_note) {
   const Chain chain = options.filters.empty() ? Chain{} : parse_chain(options.filters);
   const std::vector<DevicePtr>& devices = selection.devices;
-  const bool any_gpu = std::any_of(devices.begin(), devices.end(),
-                                   [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; });
+  const int gpus = gpu_count(devices);
   // Pinned memory only pays when pixels go to a GPU.
   const PixelAllocator& base =
-      any_gpu && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
+      gpus > 0 && !chain.empty() && options.allocator ? *options.allocator : default_allocator();
 
   const int lanes = static_cast<int>(gpu_workers.size());
-  const int gpus = static_cast<int>(std::count_if(
-      devices.begin(), devices.end(), [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; }));
   const std::size_t budget =
       options.max_inflight_bytes ? options.max_inflight_bytes : batch::default_inflight_bytes(gpus, lanes);
   batch::give_large_buffers_back();

@@ -190,4 +190,9 @@ std::vector<int> device_image_gpus(const DeviceSpec& spec, const Chain& chain, c
   return gpus;
 }
 
+int gpu_count(const std::vector<DevicePtr>& devices) {
+  return static_cast<int>(std::count_if(devices.begin(), devices.end(),
+                                        [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cuda; }));
+}
+
 }  // namespace tf

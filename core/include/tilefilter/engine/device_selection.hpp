@@ -55,6 +55,8 @@ DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap =
 // The same from GPUs discovered before (a process that keeps its devices: the GUI), with no discovery.
 DeviceSelection select_devices(const std::string& spec, const GpuDiscovery& discovered);
 GpuDiscovery discover_gpus(std::size_t memory_cap = 0);
+// How many of `devices` are GPUs.
+int gpu_count(const std::vector<DevicePtr>& devices);
 
 // Whether an image already in a GPU's memory gains from being spread over every GPU: only where the
 // chain's work outweighs the copies between the GPUs (each band is read from and written back to the
