@@ -3,13 +3,14 @@ through `tilefilter batch` with several settings, next to the torchvision loop (
 and the hardware probe (nvjpeg_probe.py) in the same run. Prints one line per run and a JSON summary.
 
     python3 tests/bench/photo_batch.py TILEFILTER [--count 2000] [--distinct 100] [--work DIR]
-        [--repeats 2] [--run 'NAME=ARGS' ...] [--peer] [--probe] [--json OUT.json]
+        [--repeats 2] [--run "NAME=ARGS" ...] [--program "NAME=COMMAND" ...] [--peer] [--probe] [--json OUT.json]
 
 Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard-linked round to
 --count files, all read once so every run reads them from the page cache. Each run: `tilefilter batch IN OUT
 --filter gaussian:sigma=1.5 ARGS --report R.json`, timed as a whole process (what `time` shows) with
 its peak RSS (wait4's ru_maxrss), beside the report's in-process wall_s; Gpix/s from the report's
 megapixels. Outputs are checked against their inputs: the largest size ratio and the subsampling.
+The runs take turns, A B A B (--repeats rounds); --program gives a run another build of tilefilter.
 """
 import argparse
 import json
@@ -86,6 +87,8 @@ def main():
     ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tf-photo-batch"))
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--run", action="append", default=[], help="NAME=extra batch arguments (repeatable)")
+    ap.add_argument("--program", action="append", default=[],
+                    help="NAME=COMMAND: run NAME with another tilefilter (a branch's build, for an A/B)")
     ap.add_argument("--peer", action="store_true", help="the torchvision loop too (needs torch)")
     ap.add_argument("--probe", action="store_true", help="the hardware probe too (needs torch)")
     ap.add_argument("--json")
@@ -99,12 +102,14 @@ def main():
     summary = {"count": a.count, "size": a.size, "quality": a.quality, "subsampling": "4:2:0", "cores": os.cpu_count(),
                "runs": {}}
     runs = [r.split("=", 1) for r in a.run] or [["default", ""]]
-    for name, extra in runs:
-        rows = []
-        for k in range(a.repeats):
+    programs = {name: shlex.split(cmd) for name, cmd in (p.split("=", 1) for p in a.program)}
+    rows_of = {name: [] for name, _ in runs}
+    for k in range(a.repeats):  # round-robin, A B A B: a drifting machine moves every run alike
+        for name, extra in runs:
+            rows = rows_of[name]
             shutil.rmtree(out, ignore_errors=True)
             report = os.path.join(logs, f"{name}.json")
-            argv = tf + ["batch", inp, out, "--filter", "gaussian:sigma=1.5", "--report", report] + shlex.split(extra)
+            argv = programs.get(name, tf) + ["batch", inp, out, "--filter", "gaussian:sigma=1.5", "--report", report] + shlex.split(extra)
             whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"))
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
@@ -123,7 +128,9 @@ def main():
                   + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
                   + ("  budget-bound" if r.get("memory_bound") else ""),
                   flush=True)
-        summary["runs"][name] = {"args": extra, "repeats": rows,
+    for name, extra in runs:
+        rows = rows_of[name]
+        summary["runs"][name] = {"args": extra, "program": " ".join(programs.get(name, tf)), "repeats": rows,
                                  "whole_s_median": statistics.median(x["whole_s"] for x in rows),
                                  "in_process_s_median": statistics.median(x["in_process_s"] or 0 for x in rows)}
     shutil.rmtree(out, ignore_errors=True)
