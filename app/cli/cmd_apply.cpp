@@ -114,7 +114,7 @@ void add_apply(CLI::App& app) {
   cmd->add_option("--memory", args->memory,
                   "host memory for pixels in flight and the codecs, e.g. 1G (default: 48M for pixels plus 3M per "
                   "core for codecs); TIFF, PNG and JPEG stream through it band by band, whatever their size")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(size_value());
   cmd->add_option("--band-rows", args->band_rows, "rows per band (default: from --memory)")->group("");
   cmd->add_flag("--autorotate", args->autorotate,
                 "turn the pixels upright by the EXIF orientation and write orientation 1 (default: pixels as stored, "

@@ -350,7 +350,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--memory", a->memory,
                   "cap on decoded and filtered pixels (and compressed bytes) in flight, e.g. 2G (default: 1.5G less "
                   "the GPU codecs' own host memory, at least 512M; less where the machine has less than 6G)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(size_value());
   cmd->add_option("--host-memory", a->host_memory,
                   "decoded images in pinned or pageable host memory when a GPU filters them")
       ->check(CLI::IsMember({"pinned", "pageable"}))
@@ -358,7 +358,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option(
          "--split-pixels", a->split_pixels,
          "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(size_value());
   cmd->add_option("--codec", a->codec,
                   "where JPEGs are decoded and encoded: auto (the GPUs' nvJPEG while they have room, else the CPU), "
                   "cpu, or gpu (every JPEG the GPU codec takes)")

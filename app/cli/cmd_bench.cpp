@@ -456,7 +456,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--streams", a->job.streams, "CUDA streams per GPU (default: the backend's)");
   cmd->add_flag("--exact", a->job.exact, "direct convolution only (no FFT path for large 2-D kernels)");
   cmd->add_option("--device-memory", a->job.device_memory, "cap on memory used per GPU, e.g. 512M")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(size_value());
   cmd->callback([a] { run_bench(*a); });
 }
 

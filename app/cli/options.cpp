@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,7 +35,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
                "direct convolution only: large 2-D kernels skip the FFT path, FFTW and cuFFT (bit-identical on every "
                "backend and tiling, slower)");
   cmd.add_option("--device-memory", f.device_memory, "cap on memory used per GPU, e.g. 512M (default: free memory)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(size_value());
   cmd.add_option("--pixel-limit", f.pixel_limit, "refuse images decoded whole with more pixels than this")
       ->capture_default_str();
   cmd.add_option("--stream-pixel-limit", f.stream_pixel_limit,
@@ -45,6 +46,34 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
                "context and buffers, the codecs, the first result");
   cmd.add_option("--inject-faults", f.fault_rate, "testing: probability that a GPU tile attempt fails")->group("");
 }
+
+namespace {
+
+// Replaces a size such as "1.5G" by its whole count ("1610612736"); returns the error, or nothing.
+std::string to_whole_count(std::string& text) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  while (first < last && std::isspace(static_cast<unsigned char>(*first))) ++first;
+  double number = 0;
+  const auto [end, ec] = std::from_chars(first, last, number);
+  std::string unit(end, last);
+  std::erase_if(unit, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();  // "MB", "MiB"
+  if (unit.size() == 2 && unit.back() == 'i') unit.pop_back();
+  const std::string units = "kmgt";
+  const std::size_t at = unit.size() == 1 ? units.find(unit[0]) : std::string::npos;
+  const bool known = unit.empty() || unit == "b" || at != std::string::npos;
+  const double count = number * std::pow(1024.0, at == std::string::npos ? 0.0 : static_cast<double>(at + 1));
+  if (ec != std::errc{} || end == first || !known || !(count >= 0) || count > 9.0e18)
+    return fmt::format("'{}' is not a size such as 512M, 1.5G or 2GiB", text);
+  text = std::to_string(std::llround(count));
+  return {};
+}
+
+}  // namespace
+
+CLI::Validator size_value() { return CLI::Validator(to_whole_count, "SIZE", "size"); }
 
 void print_startup_steps() {
   for (const auto& s : startup_steps())

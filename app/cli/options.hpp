@@ -54,6 +54,9 @@ void add_write_flags(CLI::App& cmd, WriteFlags& flags);
 void add_jpeg_flags(CLI::App& cmd, int& quality, std::string& subsampling);
 // Throws tf::Error naming the flag.
 WriteOptions write_options(const WriteFlags& flags);
+// A size such as 512M, 1.5G, 2GiB or 4096 (bytes, or pixels for --split-pixels): K, M, G, T are
+// powers of 1024, a fraction is allowed; the transform leaves the whole count in the text.
+CLI::Validator size_value();
 // "WxH" or "N" into positive sizes; throws tf::Error naming `flag`.
 TileSize parse_size(const std::string& text, const std::string& flag);
 // Parses the border and tile flags into options; throws tf::Error with the offending flag named.

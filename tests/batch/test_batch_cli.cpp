@@ -112,6 +112,34 @@ TEST(BatchCli, NoFilterConvertsFormatLikeApplyIdentity) {
   EXPECT_NE(log.find("no filter"), std::string::npos) << log;
 }
 
+// --memory takes sizes as a user writes them (1.5G, 512MiB, 2gb, a count of bytes) and says what it
+// cannot read, naming the flag.
+TEST(BatchCli, MemoryTakesFractionsAndUnits) {
+  TempDir dir;
+  const std::string in = dir / "in", report = dir / "report.json";
+  make_flat_folder(in, 2, 40, 30, test_seed(55));
+  const std::pair<const char*, std::uint64_t> sizes[] = {{"1.5G", 1536ull << 20},     {"512MiB", 512ull << 20},
+                                                         {"2gb", 2ull << 30},         {"0.75g", 768ull << 20},
+                                                         {"100000000", 100000000ull}, {"64k", 64ull << 10}};
+  for (const auto& [text, bytes] : sizes) {
+    std::string log;
+    ASSERT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1 --memory {} --report {}", quoted(in),
+                                  quoted(dir / (std::string("out-") + text)), text, quoted(report)),
+                      &log),
+              0)
+        << text << "\n"
+        << log;
+    EXPECT_EQ(json::parse(read_text(report)).at("max_inflight_bytes").get<std::uint64_t>(), bytes) << text;
+  }
+  for (const char* bad : {"1.5X", "G", "-1G", "1.5GG", "lots"}) {
+    std::string log;
+    EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --memory {}", quoted(in), quoted(dir / "bad"), bad), &log), 2)
+        << bad;
+    EXPECT_NE(log.find("--memory"), std::string::npos) << bad << ": " << log;
+    EXPECT_NE(log.find("512M, 1.5G or 2GiB"), std::string::npos) << bad << ": " << log;
+  }
+}
+
 TEST(BatchCli, ExitCodes) {
   TempDir dir;
   const std::string good = dir / "good", bad = dir / "bad", empty = dir / "empty";
