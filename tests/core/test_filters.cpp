@@ -51,6 +51,18 @@ TEST(FilterSpec, EveryCatalogEntryParsesWithDefaults) {
 
 TEST(FilterSpec, ErrorsNameTheProblem) {
   EXPECT_NE(error_of("blurr").find("unknown filter 'blurr'"), std::string::npos);
+  // Other tools' names point to ours: ImageMagick's -blur and -gaussian-blur, vips' gaussblur, GIMP's
+  // Unsharp Mask, -edge.
+  for (const auto& [theirs, ours] : std::vector<std::pair<std::string, std::string>>{{"blur", "gaussian"},
+                                                                                     {"gaussian-blur", "gaussian"},
+                                                                                     {"GaussBlur", "gaussian"},
+                                                                                     {"unsharp_mask", "unsharp"},
+                                                                                     {"edge", "sobel"},
+                                                                                     {"laplace", "laplacian"}})
+    EXPECT_NE(error_of(theirs).find("did you mean '" + ours + "'?"), std::string::npos)
+        << theirs << ": " << error_of(theirs);
+  EXPECT_NE(error_of("sharpne").find("did you mean 'sharpen'?"), std::string::npos);
+  EXPECT_EQ(error_of("zzzz").find("did you mean"), std::string::npos);
   EXPECT_NE(error_of("gaussian:sigma=abc").find("not a number"), std::string::npos);
   EXPECT_NE(error_of("gaussian:sigmaa=2").find("unknown parameter 'sigmaa'"), std::string::npos);
   EXPECT_NE(error_of("gaussian:sigma=-1").find("out of range"), std::string::npos);

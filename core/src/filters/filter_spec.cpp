@@ -1,5 +1,6 @@
 // Parsing of filter specs ("name:key=value,...") and kernel text files.
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,6 +33,23 @@ bool parse_number(std::string_view s, double& out) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size() && std::isfinite(out);
+}
+
+// What ImageMagick, vips and GIMP call the filters here, for the "did you mean" of an unknown name
+// (a typo's nearest name comes from nearest_name; these are too far from ours to be found so).
+std::string other_tools_name(std::string_view name) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"blur", "gaussian"},   {"gaussblur", "gaussian"}, {"gaussianblur", "gaussian"},
+      {"gauss", "gaussian"},  {"mean", "box"},           {"average", "box"},
+      {"boxblur", "box"},     {"usm", "unsharp"},        {"unsharpmask", "unsharp"},
+      {"edge", "sobel"},      {"edges", "sobel"},        {"laplace", "laplacian"},
+      {"convolve", "custom"}, {"kernel", "custom"},      {"sharp", "sharpen"}};
+  std::string key;
+  for (char c : name)
+    if (c != '-' && c != '_' && c != ' ') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [theirs, ours] : kNames)
+    if (key == theirs) return ours;
+  return {};
 }
 
 }  // namespace
@@ -87,8 +105,9 @@ Stage parse_filter_spec(std::string_view spec) {
   if (info == catalog.end()) {
     std::vector<std::string> names;
     for (const auto& f : catalog) names.push_back(f.name);
-    throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {}){}", name, fmt::join(names, ", "),
-                                     did_you_mean(name, names)));
+    const std::string theirs = other_tools_name(name);
+    const std::string hint = theirs.empty() ? did_you_mean(name, names) : "; did you mean '" + theirs + "'?";
+    throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {}){}", name, fmt::join(names, ", "), hint));
   }
   std::map<std::string, double> num;
   std::map<std::string, std::string> text;
