@@ -67,6 +67,13 @@ def last_worker(report):
     return max(ends) if ends else None
 
 
+def cpu_decode_wait(report):
+    """Files decoded on the CPU beside the GPU codecs, and the median of their decode's wall time (the
+    report's decode_s: with a tight budget far above its CPU time, the wait for room)."""
+    times = [f["decode_s"] for f in report.get("files", []) if f.get("decoder") == "libjpeg"]
+    return len(times), (statistics.median(times) if times else None)
+
+
 def check_outputs(inp, out):
     worst, n = 0.0, 0
     for f in os.listdir(out) if os.path.isdir(out) else []:
@@ -113,20 +120,23 @@ def main():
             whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"))
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
+            cpu_files, cpu_wall = cpu_decode_wait(r)
             rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mb": rss, "exit": code,
                          "cpu_s": run_process.cpu_s,
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
                          "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu"),
-                         "memory_wait_s": r.get("memory_wait_s"), "last_gpu_worker_ready_s": last_worker(r)})
+                         "memory_wait_s": r.get("memory_wait_s"), "last_gpu_worker_ready_s": last_worker(r),
+                         "cpu_files": cpu_files, "cpu_decode_wall_median_s": cpu_wall})
             if code != 0:
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
                   f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  cpu {run_process.cpu_s:6.1f} s  "
                   f"out/in <= {worst:.2f}  exit {code}"
                   + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
-                  + ("  budget-bound" if r.get("memory_bound") else ""),
+                  + ("  budget-bound" if r.get("memory_bound") else "")
+                  + (f"  {cpu_files} on the CPU (decode wall {cpu_wall:.2f} s)" if rows[-1]["gpu_files"] and cpu_files else ""),
                   flush=True)
     for name, extra in runs:
         rows = rows_of[name]
