@@ -82,21 +82,17 @@ void BatchRun::gpu_loop(std::size_t g) {
   ++gpu_lanes_ready_;
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
   std::vector<Work> batch;
-  std::vector<PixelAllocator> allocs;
   std::vector<GpuJpegJob> jobs;
-  batch.reserve(most);  // the allocators below refer to the batch's charges: no reallocation
   while (auto first = to_gpu_.pop()) {
     batch.clear();
     batch.push_back(std::move(*first));
     while (batch.size() < most)  // what is queued now joins the call; nobody waits for more
       if (auto more = to_gpu_.try_pop()) batch.push_back(std::move(*more));
       else break;
-    allocs.clear();
     jobs.clear();
     for (Work& w : batch) {
       const int i = w.index;
       started(i);
-      allocs.push_back(budget_allocator(w.charge, 1));
       GpuJpegJob job;
       job.jpeg = w.bytes;
       job.name = plan_.items[i].input;
@@ -111,7 +107,10 @@ void BatchRun::gpu_loop(std::size_t g) {
       job.subsampling = coding.subsampling;
       jobs.push_back(std::move(job));
     }
-    for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].allocator = &allocs[k];
+    // Pixels that come back are covered by the charge each file took when it was queued (its result when
+    // that is larger than its bytes): charging them again could wait for ever, the budget full of the
+    // charges of this batch's own files and of those queued behind it.
+    for (GpuJpegJob& job : jobs) job.allocator = &pool_.allocator();
     if (aborting()) {
       for (Work& w : batch) discard(w.index);
       continue;
