@@ -1,7 +1,9 @@
 // run_batch in process: whole images on one device and split ones across devices give the same
 // bits as the reference; pinned-style allocators are used and memory stays within the budget;
 // cancel and abort leave only complete outputs; the JSON report.
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
@@ -12,6 +14,7 @@
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/io/gpu_jpeg.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
@@ -193,6 +196,69 @@ TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {
       << "everything held stays near the budget, far below the folder's " << count * 2 * image_bytes << " bytes";
   EXPECT_EQ(counting.outstanding, 0u);
   EXPECT_NEAR(r.devices.at(0).mean_utilization, 42.0, 1e-9) << "device samples reach the summary";
+}
+
+// A GPU codec lane made of the CPU codecs (pixels back, no JPEG encode), so that the batch's GPU codec
+// path runs without a GPU.
+class CpuCodecLane final : public GpuJpegLane {
+ public:
+  std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
+    std::vector<GpuJpegOutcome> out(jobs.size());
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const GpuJpegJob& job = jobs[k];
+      if (job.encode) {
+        out[k].error = "this test lane does not encode";
+        continue;
+      }
+      Image img = decode_memory(job.jpeg, job.name);
+      if (job.chain && !job.chain->empty()) {
+        JobOptions options;
+        options.border = job.border;
+        img = filter_image(img, *job.chain, {cpu::make_cpu_device(0)}, options);
+      }
+      Image back(img.width(), img.height(), img.format(), job.allocator ? *job.allocator : default_allocator());
+      const std::size_t row = static_cast<std::size_t>(img.width()) * img.format().pixel_bytes();
+      for (int y = 0; y < img.height(); ++y)
+        std::memcpy(back.view().data + y * back.pitch(), img.view().data + y * img.pitch(), row);
+      GpuJpegResult& r = out[k].result;
+      r.width = img.width();
+      r.height = img.height();
+      r.format = img.format();
+      r.pixels = std::move(back);
+      r.decoder = "test-lane";
+    }
+    return out;
+  }
+  std::size_t reserved_bytes() const override { return 0; }
+};
+
+// --codec gpu to PNG with a budget of a few images: a lane's batch of files, whose charges (each its result,
+// taken when the file was queued) fill the budget with those queued behind them, still gets its results back.
+// The results were charged a second time, and the lane waited for room for ever.
+TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
+  if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
+  set_gpu_jpeg_provider([](const Device&, std::string*) { return std::make_unique<CpuCodecLane>(); });
+  struct Uninstall {
+    ~Uninstall() { set_gpu_jpeg_provider({}); }
+  } uninstall;
+  TempDir dir;
+  const std::string in = dir / "in";
+  const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
+  make_flat_folder(in, 24, w, h, test_seed(95));
+  const std::vector<std::string> specs = {kBatchFilter};
+  BatchOptions o = cpu_options(in, dir / "out", specs);
+  o.device_list = {std::make_shared<FakeGpu>(0)};
+  o.format = "png";
+  o.codec = CodecChoice::Gpu;
+  o.decode_threads = 6;
+  o.max_inflight_bytes = 8 * std::size_t{w} * h * 3;
+  const BatchReport r = run_batch(o);
+  EXPECT_EQ(r.exit_code(), 0);
+  expect_matches_reference(r, parse_chain(specs));
+  const long on_lane =
+      std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
+  EXPECT_EQ(on_lane, 12) << "every JPEG of the folder";
+  EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
 }
 
 TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {
