@@ -121,7 +121,7 @@ def main():
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
             cpu_files, cpu_wall = cpu_decode_wait(r)
-            rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mb": rss, "exit": code,
+            rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mib": rss, "exit": code,
                          "cpu_s": run_process.cpu_s,
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
@@ -132,7 +132,7 @@ def main():
             if code != 0:
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
-                  f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MB  cpu {run_process.cpu_s:6.1f} s  "
+                  f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MiB  cpu {run_process.cpu_s:6.1f} s  "
                   f"out/in <= {worst:.2f}  exit {code}"
                   + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
                   + ("  budget-bound" if r.get("memory_bound") else "")
@@ -153,9 +153,9 @@ def main():
                                             "--quality", str(a.quality)], log)
             lines = [x for x in open(log).read().splitlines() if x.startswith("{")]
             r = json.loads(lines[-1]) if lines else {}
-            rows.append({"whole_s": whole, "rss_mb": rss, **r})
+            rows.append({"whole_s": whole, "rss_mib": rss, **r})
             print(f"{'torchvision loop':<24} whole {whole:7.2f} s  in-process {r.get('in_process_s', float('nan')):7.2f} s  "
-                  f"{r.get('gpix_per_s', 0):6.2f} Gpix/s  rss {rss:7.0f} MB  exit {code}", flush=True)
+                  f"{r.get('gpix_per_s', 0):6.2f} Gpix/s  rss {rss:7.0f} MiB  exit {code}", flush=True)
         summary["torchvision"] = rows
         shutil.rmtree(out, ignore_errors=True)
     if a.probe:
