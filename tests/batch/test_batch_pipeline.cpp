@@ -202,12 +202,17 @@ TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {
 // path runs without a GPU.
 class CpuCodecLane final : public GpuJpegLane {
  public:
+  explicit CpuCodecLane(int refuse_every = 0) : refuse_every_(refuse_every) {}
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
     std::vector<GpuJpegOutcome> out(jobs.size());
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       const GpuJpegJob& job = jobs[k];
       if (job.encode) {
         out[k].error = "this test lane does not encode";
+        continue;
+      }
+      if (refuse_every_ > 0 && ++seen_ % refuse_every_ == 0) {
+        out[k].error = job.name + ": refused by the test lane";
         continue;
       }
       Image img = decode_memory(job.jpeg, job.name);
@@ -230,6 +235,9 @@ class CpuCodecLane final : public GpuJpegLane {
     return out;
   }
   std::size_t reserved_bytes() const override { return 0; }
+
+ private:
+  int refuse_every_ = 0, seen_ = 0;
 };
 
 // --codec gpu to PNG with a budget of a few images: a lane's batch of files, whose charges (each its result,
@@ -259,6 +267,42 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
       std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
   EXPECT_EQ(on_lane, 12) << "every JPEG of the folder";
   EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
+}
+
+// Files the GPU codecs refuse (every one, or every second) are decoded on the CPU by the codec worker,
+// which alone takes the files queued for it: that decode must not wait for budget those files hold. With
+// a budget of three or eight images, --codec gpu and auto finish, every output the reference's bits, the
+// budget exceeded by at most the worker's one image and its result.
+TEST(BatchPipeline, FilesTheGpuCodecsRefuseFinishWithinASmallBudget) {
+  if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
+  int refuse_every = 1;
+  set_gpu_jpeg_provider(
+      [&refuse_every](const Device&, std::string*) { return std::make_unique<CpuCodecLane>(refuse_every); });
+  struct Uninstall {
+    ~Uninstall() { set_gpu_jpeg_provider({}); }
+  } uninstall;
+  TempDir dir;
+  const std::string in = dir / "in";
+  const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
+  const std::size_t image = std::size_t{w} * h * 3;
+  make_flat_folder(in, 48, w, h, test_seed(97));
+  const std::vector<std::string> specs = {kBatchFilter};
+  for (int every : {1, 2})
+    for (std::size_t images : {3, 8})
+      for (CodecChoice codec : {CodecChoice::Gpu, CodecChoice::Auto}) {
+        SCOPED_TRACE(fmt::format("every {} refused, {} images, --codec {}", every, images, to_string(codec)));
+        refuse_every = every;
+        BatchOptions o = cpu_options(in, dir / fmt::format("out-{}-{}-{}", every, images, to_string(codec)), specs);
+        o.device_list = {std::make_shared<FakeGpu>(0)};
+        o.format = "png";
+        o.codec = codec;
+        o.decode_threads = 6;
+        o.max_inflight_bytes = images * image;
+        const BatchReport r = run_batch(o);
+        EXPECT_EQ(r.exit_code(), 0);
+        expect_matches_reference(r, parse_chain(specs));
+        EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes + 2 * image);
+      }
 }
 
 TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {

@@ -23,6 +23,8 @@ class MemoryBudget {
   explicit MemoryBudget(std::size_t cap) : cap_(cap) {}
   // False when `stop` turned true while waiting (checked a few times a second).
   bool acquire(std::size_t n, const std::function<bool()>& stop);
+  // Takes `n` at once, over the cap if need be: for a thread that must not wait on the others.
+  void take(std::size_t n);
   void release(std::size_t n);
   std::size_t cap() const { return cap_; }
   std::size_t peak() const;

@@ -101,8 +101,9 @@ class BatchRun {
   // ---- decode (pipeline_decode.cpp) ----
   void decode_loop(int lane);
   void decode_one(int i, int lane, GpuPlace& place);
-  bool decode_on_cpu(int i, int lane, Work& w);
-  PixelAllocator budget_allocator(Charge& charge, std::size_t factor);
+  // wait: whether the decode waits for room in the budget (false: it may go over the cap).
+  bool decode_on_cpu(int i, int lane, Work& w, bool wait = true);
+  PixelAllocator budget_allocator(Charge& charge, std::size_t factor, bool wait = true);
   bool send_to_gpu(int i, int lane, bool& counted, GpuPlace& place);
 
   // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto):

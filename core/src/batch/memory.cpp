@@ -29,6 +29,12 @@ bool MemoryBudget::acquire(std::size_t n, const std::function<bool()>& stop) {
   return true;
 }
 
+void MemoryBudget::take(std::size_t n) {
+  std::lock_guard lock(mutex_);
+  used_ += n;
+  peak_ = std::max(peak_, used_);
+}
+
 void MemoryBudget::release(std::size_t n) {
   if (n == 0) return;
   {

@@ -71,14 +71,14 @@ void BatchRun::decode_one(int i, int lane, GpuPlace& place) {
 
 // Decodes file i on this thread into w.src (budget taken for it and, with a filter, its result);
 // false when the file failed or was discarded (already reported).
-bool BatchRun::decode_on_cpu(int i, int lane, Work& w) {
+bool BatchRun::decode_on_cpu(int i, int lane, Work& w, bool wait) {
   const BatchItem& item = plan_.items[i];
   FileResult& r = results_[i];
   w.charge = Charge(&budget_, 0);
   // The budget is taken when the decoder knows the size, before the pixels exist; with a filter
   // it covers the result image too, so later stages never wait for memory (no deadlock).
   const std::size_t factor = chain_.empty() ? 1 : 2;
-  const PixelAllocator alloc = budget_allocator(w.charge, factor);
+  const PixelAllocator alloc = budget_allocator(w.charge, factor, wait);
   const double t0 = tel_.now(), c0 = thread_cpu_s();
   try {
     w.src = decode_file(item.input, opt_.limits, alloc, &w.info);
@@ -103,9 +103,10 @@ bool BatchRun::decode_on_cpu(int i, int lane, Work& w) {
 }
 
 // Pixel memory from the pool, charged to the budget (`factor` times: room for the result too).
-PixelAllocator BatchRun::budget_allocator(Charge& charge, std::size_t factor) {
-  return {[this, &charge, factor](std::size_t bytes) -> void* {
-            if (!budget_.acquire(bytes * factor, [this] { return aborting(); }))
+PixelAllocator BatchRun::budget_allocator(Charge& charge, std::size_t factor, bool wait) {
+  return {[this, &charge, factor, wait](std::size_t bytes) -> void* {
+            if (!wait) budget_.take(bytes * factor);
+            else if (!budget_.acquire(bytes * factor, [this] { return aborting(); }))
               throw Error(ErrorKind::Cancelled, "cancelled");
             charge.add(bytes * factor);
             return pool_.allocate(bytes);

@@ -165,12 +165,15 @@ void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int
 }
 
 // A file the GPU codec could not take: decoded here on the CPU and filtered on this worker's GPU
-// through the Device path.
+// through the Device path. The decode does not wait for room in the budget: the files queued for the
+// GPU codecs may hold it, and only the workers take them (a worker waiting so, with pixel-sized
+// charges queued or every worker on such a file, waited for ever). So the budget may be exceeded by
+// one image and its result a worker.
 void BatchRun::on_cpu_after_gpu(Work w, int d) {
   const int i = w.index;
   w.bytes = {};
   w.charge = Charge();
-  if (!decode_on_cpu(i, 0, w)) return;
+  if (!decode_on_cpu(i, 0, w, /*wait=*/false)) return;
   if (chain_.empty()) {
     waiting(i);
     to_encode_.push(std::move(w));
