@@ -240,15 +240,26 @@ class CpuCodecLane final : public GpuJpegLane {
   int refuse_every_ = 0, seen_ = 0;
 };
 
+// Makes the batch's GPU codec workers CpuCodecLanes (each refusing every `*refuse_every`-th file, when
+// given) for one test.
+class ScopedCpuCodecLanes {
+ public:
+  explicit ScopedCpuCodecLanes(const int* refuse_every = nullptr) {
+    set_gpu_jpeg_provider([refuse_every](const Device&, std::string*) {
+      return std::make_unique<CpuCodecLane>(refuse_every ? *refuse_every : 0);
+    });
+  }
+  ~ScopedCpuCodecLanes() { set_gpu_jpeg_provider({}); }
+  ScopedCpuCodecLanes(const ScopedCpuCodecLanes&) = delete;
+  ScopedCpuCodecLanes& operator=(const ScopedCpuCodecLanes&) = delete;
+};
+
 // --codec gpu to PNG with a budget of a few images: a lane's batch of files, whose charges (each its result,
 // taken when the file was queued) fill the budget with those queued behind them, still gets its results back.
 // The results were charged a second time, and the lane waited for room for ever.
 TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
   if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
-  set_gpu_jpeg_provider([](const Device&, std::string*) { return std::make_unique<CpuCodecLane>(); });
-  struct Uninstall {
-    ~Uninstall() { set_gpu_jpeg_provider({}); }
-  } uninstall;
+  const ScopedCpuCodecLanes lanes;
   TempDir dir;
   const std::string in = dir / "in";
   const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
@@ -276,11 +287,7 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
 TEST(BatchPipeline, FilesTheGpuCodecsRefuseFinishWithinASmallBudget) {
   if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
   int refuse_every = 1;
-  set_gpu_jpeg_provider(
-      [&refuse_every](const Device&, std::string*) { return std::make_unique<CpuCodecLane>(refuse_every); });
-  struct Uninstall {
-    ~Uninstall() { set_gpu_jpeg_provider({}); }
-  } uninstall;
+  const ScopedCpuCodecLanes lanes(&refuse_every);
   TempDir dir;
   const std::string in = dir / "in";
   const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
