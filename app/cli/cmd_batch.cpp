@@ -225,6 +225,11 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
 }
 
 void run(const BatchArgs& a) {
+  std::error_code ec;
+  if (fs::is_regular_file(a.input, ec))  // as `vips` and `magick mogrify` users may try
+    throw Error(ErrorKind::Io, fmt::format("{0}: is a file; batch filters the images of a folder (one image: "
+                                           "tilefilter apply {0} OUT --filter ...)",
+                                           a.input));
   BatchOptions o;
   o.input_dir = a.input;
   o.output_dir = a.output;

@@ -156,6 +156,10 @@ TEST(BatchCli, ExitCodes) {
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(empty), quoted(dir / "o3")), &log), 1) << log;
   EXPECT_NE(log.find("no image files"), std::string::npos) << log;
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(dir / "missing"), quoted(dir / "o4")), &log), 1) << log;
+  // One file instead of a folder: refused, pointing to apply.
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box", quoted(bad + "/x.png"), quoted(dir / "o6")), &log), 1) << log;
+  EXPECT_NE(log.find("tilefilter apply"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir / "o6"));
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -f nosuchfilter", quoted(good), quoted(dir / "o5")), &log), 2) << log;
   // OUT_DIR inside IN_DIR with --recursive: refused before anything is written, unless excluded.
   EXPECT_EQ(run_cli(fmt::format("batch {} {} -r -f box", quoted(good), quoted(good + "/out")), &log), 2) << log;
