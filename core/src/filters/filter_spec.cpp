@@ -106,7 +106,7 @@ Stage parse_filter_spec(std::string_view spec) {
     std::vector<std::string> names;
     for (const auto& f : catalog) names.push_back(f.name);
     const std::string theirs = other_tools_name(name);
-    const std::string hint = theirs.empty() ? did_you_mean(name, names) : "; did you mean '" + theirs + "'?";
+    const std::string hint = theirs.empty() ? did_you_mean(name, names) : suggestion(theirs);
     throw bad_spec(spec, fmt::format("unknown filter '{}' (known: {}){}", name, fmt::join(names, ", "), hint));
   }
   std::map<std::string, double> num;

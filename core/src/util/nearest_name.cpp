@@ -43,8 +43,11 @@ std::string nearest_name(std::string_view word, const std::vector<std::string>& 
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& names) {
-  const std::string name = nearest_name(word, names);
-  return name.empty() ? std::string() : "; did you mean '" + name + "'?";
+  return suggestion(nearest_name(word, names));
+}
+
+std::string suggestion(std::string_view name) {
+  return name.empty() ? std::string() : "; did you mean '" + std::string(name) + "'?";
 }
 
 }  // namespace tf

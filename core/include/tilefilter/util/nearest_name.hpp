@@ -16,5 +16,7 @@ std::string nearest_name(std::string_view word, const std::vector<std::string>& 
 
 // "; did you mean 'x'?" for nearest_name, or "" when there is none.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& names);
+// "; did you mean 'name'?", or "" for no name: a suggestion found otherwise.
+std::string suggestion(std::string_view name);
 
 }  // namespace tf
