@@ -31,6 +31,8 @@ class MemoryBudget {
   double waited_s() const;  // the time threads spent waiting for room, summed over the threads
 
  private:
+  void add(std::size_t n);  // under mutex_: counts n in use
+
   const std::size_t cap_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -24,13 +24,16 @@ bool MemoryBudget::acquire(std::size_t n, const std::function<bool()>& stop) {
     }
     waited_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  used_ += n;
-  peak_ = std::max(peak_, used_);
+  add(n);
   return true;
 }
 
 void MemoryBudget::take(std::size_t n) {
   std::lock_guard lock(mutex_);
+  add(n);
+}
+
+void MemoryBudget::add(std::size_t n) {
   used_ += n;
   peak_ = std::max(peak_, used_);
 }
