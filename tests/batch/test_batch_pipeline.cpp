@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -310,6 +311,70 @@ TEST(BatchPipeline, FilesTheGpuCodecsRefuseFinishWithinASmallBudget) {
         expect_matches_reference(r, parse_chain(specs));
         EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes + 2 * image);
       }
+}
+
+// The most CPU decodes of JPEGs (on a decode thread, not the lane) that ran at once, budget waits inside them
+// included: the last decode record of each such file is its decode, the one before it the read of its header.
+int most_cpu_jpeg_decodes_at_once(const BatchReport& r) {
+  std::map<int, StageRecord> last;
+  for (const StageRecord& rec : r.records)
+    if (rec.device < 0 && rec.stage == StageKind::Decode && (!last.count(rec.tile) || rec.t0 >= last[rec.tile].t0))
+      last[rec.tile] = rec;
+  std::vector<std::pair<double, int>> edges;
+  for (const auto& [i, rec] : last)
+    if (r.files.at(i).input.ends_with(".jpg") && r.files.at(i).decoder != "test-lane")
+      edges.insert(edges.end(), {{rec.t0, 1}, {rec.t1, -1}});
+  std::sort(edges.begin(), edges.end(),
+            [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+  int now = 0, most = 0;
+  for (const auto& e : edges) most = std::max(most, now += e.second);
+  return most;
+}
+
+// --codec auto beside GPU codec workers: the CPU decodes of JPEGs hold at most half the budget in images, before
+// a lane is ready too (here two filtered images; unbounded, the six decode threads each began one while no lane
+// was ready, five at once). A lane that never comes does not hold the batch up; one on time takes files. The bits
+// are the reference's either way.
+TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
+  if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec auto with it";
+  const ScopedCpuCodecLanes lanes;
+  TempDir dir;
+  const std::string in = dir / "in";
+  const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
+  make_flat_folder(in, 24, w, h, test_seed(95));
+  const std::vector<std::string> specs = {kBatchFilter};
+  BatchOptions o = cpu_options(in, "", specs);
+  o.device_list = {std::make_shared<FakeGpu>(0)};
+  o.format = "png";
+  o.decode_threads = 6;
+  o.max_inflight_bytes = 8 * std::size_t{w} * h * 3;  // half of it: two images, each with its result
+  struct Run {
+    const char* name;
+    CodecChoice codec;
+    int delay_ms;
+  };
+  // --codec gpu too: a lane's batch of files, their charges filling the budget, must still get room for its results.
+  for (const Run run : {Run{"auto, lane never ready", CodecChoice::Auto, -1}, Run{"auto", CodecChoice::Auto, 0},
+                        Run{"gpu", CodecChoice::Gpu, 0}}) {
+    SCOPED_TRACE(run.name);
+    o.codec = run.codec;
+    o.job.faults.codec_lane_delay_ms = run.delay_ms;
+    o.output_dir = dir / fmt::format("out-{}-{}", to_string(run.codec), run.delay_ms);
+    const BatchReport r = run_batch(o);
+    EXPECT_EQ(r.exit_code(), 0);
+    EXPECT_GE(r.gpu_codec_lanes, 1);
+    expect_matches_reference(r, parse_chain(specs));
+    const long on_lane =
+        std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
+    if (run.delay_ms < 0) EXPECT_EQ(on_lane, 0);
+    if (run.codec == CodecChoice::Gpu) EXPECT_EQ(on_lane, 12) << "every JPEG";
+    const int most = most_cpu_jpeg_decodes_at_once(r);
+    std::cout << fmt::format("[batch] {}: {} of 24 files on the lane, {} CPU JPEG decodes at once at most\n", run.name,
+                             on_lane, most);
+    if (run.delay_ms < 0) EXPECT_GE(most, 1);
+    EXPECT_LE(most, 2);
+    EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
+  }
 }
 
 TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {

@@ -11,6 +11,7 @@
 
 #include "batch_fixture.hpp"
 #include "batch_internal.hpp"
+#include "batch_run.hpp"
 #include "tilefilter/io/codec.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -244,6 +245,42 @@ TEST(BatchMemory, BudgetBlocksUntilReleasedButLetsOneHugeItemThrough) {
   t2.join();
   budget.release(500);
   EXPECT_EQ(budget.peak(), 500u);
+}
+
+// --codec auto: the CPU decodes beside the GPU codecs hold at most half the budget in images (pixels, twice with
+// a filter), one at least, and no more files than cpu_decode_cap(); a thread that waits for room gets it when a
+// decode gives its own back, and gives up after the time it was given.
+TEST(BatchMemory, CpuDecodesBesideTheGpuCodecsHoldAtMostHalfTheBudget) {
+  const std::size_t photo = std::size_t{4000} * 3000 * 3 * 2;  // a 12-MP RGB photo and its filtered result
+  const auto fit = [](std::size_t budget, std::size_t each, int most_files) {
+    batch_detail::CpuDecodeShare share(budget, most_files);
+    int n = 0;
+    while (n < 1000 && share.take(each)) ++n;
+    return n;
+  };
+  EXPECT_EQ(fit(std::size_t{512} << 20, photo, 60), 3);
+  EXPECT_EQ(fit(std::size_t{1} << 30, photo, 60), 7);
+  EXPECT_EQ(fit(std::size_t{1} << 20, photo, 60), 1) << "one at least, however small the budget";
+  EXPECT_EQ(fit(std::size_t{16} << 30, photo, 5), 5) << "never more files than cpu_decode_cap()";
+  EXPECT_EQ(fit(std::size_t{16} << 30, photo, 0), 1);
+  EXPECT_EQ(fit(std::size_t{512} << 20, photo / 2, 60), 7) << "unfiltered: the pixels alone";
+
+  batch_detail::CpuDecodeShare share(1000, 10);  // 500 bytes for the CPU decodes
+  EXPECT_TRUE(share.take(300));
+  EXPECT_TRUE(share.take(200));
+  EXPECT_FALSE(share.take(1)) << "bytes, not files, are the bound here";
+  EXPECT_FALSE(share.take(1, std::chrono::milliseconds(20))) << "gives up after the time given";
+  std::atomic<bool> got{false};
+  std::thread waiter([&] { got = share.take(250, std::chrono::seconds(30)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load()) << "500 + 250 > 500 must wait";
+  share.give_back(300);  // 200 + 250 fit
+  waiter.join();
+  EXPECT_TRUE(got.load());
+  share.give_back(200);
+  share.give_back(250);
+  EXPECT_TRUE(share.take(5000)) << "alone, an image larger than the share passes";
+  EXPECT_FALSE(share.take(1));
 }
 
 // The GPU codecs' queue: a held place counts against the capacity, so a producer that takes work

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <ctime>
@@ -78,6 +79,42 @@ class GpuPlace {
   BoundedQueue<Work>* queue_ = nullptr;
 };
 
+// The CPU decodes of JPEGs beside GPU codec workers (--codec auto): at most half the budget in their images
+// (pixels, and the result with a filter, as decode_on_cpu charges them), one image at least, and at most
+// `most_files` at once. Without it every decode thread began a CPU decode until a GPU codec lane was ready
+// (2.5-3 s in on 4xH100): on 64 cores with a 512 MiB budget about 7 of those 72 MB photos fit, and the other
+// ~57 threads waited for the budget inside the decoder, holding files the GPUs could have taken (2000 12-MP
+// photos: CPU-decoded files took a median 1.0-2.7 s for 0.1 s of CPU, and finished last; 2026-11-27).
+class CpuDecodeShare {
+ public:
+  CpuDecodeShare(std::size_t budget, int most_files) : most_bytes_(budget / 2), most_files_(std::max(1, most_files)) {}
+  // Takes room for an image of `bytes` once it fits, waiting at most `most` for it; false when it did not fit.
+  bool take(std::size_t bytes, std::chrono::milliseconds most = {}) {
+    std::unique_lock lock(mutex_);
+    if (!room_.wait_for(lock, most, [&] { return fits(bytes); })) return false;
+    ++files_;
+    bytes_ += bytes;
+    return true;
+  }
+  void give_back(std::size_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      --files_;
+      bytes_ -= std::min(bytes_, bytes);
+    }
+    room_.notify_all();
+  }
+
+ private:
+  bool fits(std::size_t bytes) const { return files_ == 0 || (files_ < most_files_ && bytes_ + bytes <= most_bytes_); }
+  const std::size_t most_bytes_;
+  const int most_files_;
+  std::mutex mutex_;
+  std::condition_variable room_;
+  std::size_t bytes_ = 0;
+  int files_ = 0;
+};
+
 // One GPU codec worker: its lane and the index of its GPU among the batch's devices.
 struct GpuCodecWorker {
   std::unique_ptr<GpuJpegLane> lane;
@@ -104,10 +141,12 @@ class BatchRun {
   // wait: whether the decode waits for room in the budget (false: it may go over the cap).
   bool decode_on_cpu(int i, int lane, Work& w, bool wait = true);
   PixelAllocator budget_allocator(Charge& charge, std::size_t factor, bool wait = true);
-  bool send_to_gpu(int i, int lane, bool& counted, GpuPlace& place);
+  bool send_to_gpu(int i, int lane, std::size_t& cpu_share, GpuPlace& place);
+  bool charge_for_gpu(Work& w, std::size_t bytes);
+  bool gpu_or_cpu(Work& w, std::size_t charge, std::size_t image_bytes, std::size_t& cpu_share);
 
-  // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto):
-  // one thread per GPU codec worker stays free to feed them.
+  // Decode threads that may decode JPEGs on the CPU at once while GPU codecs work (--codec auto; cpu_decodes_
+  // also keeps their images within half the budget): one thread per GPU codec worker stays free to feed them.
   int cpu_decode_cap() const { return std::max(1, decode_threads() - static_cast<int>(gpu_workers_.size())); }
 
   // ---- GPU codecs (pipeline_gpu.cpp): a few workers per GPU, each decodes, filters and encodes whole files ----
@@ -166,7 +205,8 @@ class BatchRun {
   std::vector<char> begun_;  // decoding started: the file counts as in flight until it finishes
 
   std::atomic<int> next_{0};
-  std::atomic<int> cpu_decoding_{0};  // decode threads decoding a JPEG on the CPU while GPU codecs work
+  // Declared after budget_ and gpu_workers_, which it is made from.
+  CpuDecodeShare cpu_decodes_{budget_.cap(), cpu_decode_cap()};
   std::atomic<bool> decoders_done_{false};
   std::atomic<int> tile_base_{0};
 

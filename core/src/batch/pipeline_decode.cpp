@@ -2,6 +2,7 @@
 // or read a JPEG's bytes and header and queue it for the GPU codecs.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -56,13 +57,13 @@ void BatchRun::decode_one(int i, int lane, GpuPlace& place) {
     return finish(i, Status::Resumed);
   }
   started(i);
-  bool counted = false;  // one of the CPU decodes cpu_decode_cap() allows
-  if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane, counted, place)) return;
+  std::size_t cpu_share = 0;  // the room this file's CPU decode holds in cpu_decodes_ (--codec auto)
+  if (!gpu_workers_.empty() && is_jpeg_path(item.input) && send_to_gpu(i, lane, cpu_share, place)) return;
   place.give_back();  // not for the GPU: no place held during a CPU decode
   Work w;
   w.index = i;
   const bool decoded = decode_on_cpu(i, lane, w);
-  if (counted) --cpu_decoding_;
+  if (cpu_share > 0) cpu_decodes_.give_back(cpu_share);
   if (!decoded) return;
   waiting(i);
   if (chain_.empty()) to_encode_.push(std::move(w));
@@ -115,9 +116,8 @@ PixelAllocator BatchRun::budget_allocator(Charge& charge, std::size_t factor, bo
 }
 
 // A JPEG for the GPU codecs: its bytes and header are read here, and it is queued for them
-// (with --codec auto only while they have room; otherwise this thread decodes it on the CPU).
-// False when this thread should decode it on the CPU after all.
-bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
+// (with --codec auto see gpu_or_cpu). False when this thread should decode it on the CPU after all.
+bool BatchRun::send_to_gpu(int i, int lane, std::size_t& cpu_share, GpuPlace& place) {
   const BatchItem& item = plan_.items[i];
   FileResult& r = results_[i];
   const double t0 = tel_.now(), c0 = thread_cpu_s();
@@ -152,12 +152,11 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
   }
   // Budget: the bytes, or what comes back when it is larger (the pixels): the bytes are dropped when
   // the result arrives (a JPEG stream of about their size).
-  const bool jpeg_out = is_jpeg_path(item.output);
-  const std::size_t back =
-      jpeg_out ? w.bytes.size() : static_cast<std::size_t>(header.width) * header.height * format.pixel_bytes();
-  const std::size_t charge = std::max(w.bytes.size(), back);
-  if (!budget_.acquire(charge, [this] { return aborting(); })) return discard(i), true;
-  w.charge = Charge(&budget_, charge);
+  const std::size_t pixels = static_cast<std::size_t>(header.width) * header.height * format.pixel_bytes();
+  const std::size_t charge = std::max(w.bytes.size(), is_jpeg_path(item.output) ? w.bytes.size() : pixels);
+  // --codec auto takes it only once the file is queued: a file decoded here or waiting to be holds none.
+  const bool auto_codec = opt_.codec == CodecChoice::Auto;
+  if (!auto_codec && !charge_for_gpu(w, charge)) return discard(i), true;
   w.info.metadata = std::move(header.metadata);
   w.info.jpeg = header.coding;
   w.info.stored_channels = format.channels;
@@ -167,22 +166,37 @@ bool BatchRun::send_to_gpu(int i, int lane, bool& counted, GpuPlace& place) {
   r.decode_cpu_s = thread_cpu_s() - c0;
   tel_.add({-1, lane, StageKind::Decode, i, t0, tel_.now(), w.bytes.size()});
   waiting(i);
-  if (opt_.codec == CodecChoice::Auto) {
-    // Until a lane is ready every file is decoded on the CPU: one queued for a lane still starting
-    // would wait for it (nvJPEG's start-up takes longer than a small batch).
-    const bool lane_ready = gpu_lanes_ready_.load() > 0;
-    if (lane_ready && to_gpu_.try_push(w)) return true;
-    // Full: this thread decodes the file on the CPU, unless so many threads already do that
-    // nobody would hand the GPU codecs their next files while those decodes run (a CPU decode
-    // of a photo takes as long as the GPU codecs take to empty their queue); then it waits for room.
-    if (cpu_decoding_.fetch_add(1) < cpu_decode_cap() || !lane_ready) {
-      counted = true;
-      return false;  // the charge is given back as w goes out of scope
-    }
-    --cpu_decoding_;
-  }
+  // A CPU decode charges the pixels, twice with a filter (decode_on_cpu).
+  if (auto_codec) return gpu_or_cpu(w, charge, std::max<std::size_t>(1, pixels * (chain_.empty() ? 1 : 2)), cpu_share);
   if (place.held()) place.push(std::move(w));
   else to_gpu_.push(std::move(w));
+  return true;
+}
+
+// Takes the budget for a file queued for the GPU codecs; false when the batch aborts meanwhile.
+bool BatchRun::charge_for_gpu(Work& w, std::size_t bytes) {
+  if (!budget_.acquire(bytes, [this] { return aborting(); })) return false;
+  w.charge = Charge(&budget_, bytes);
+  return true;
+}
+
+// --codec auto: true when w went to the GPU codecs (or was discarded), false when this thread decodes it on the
+// CPU, its image of `image_bytes` then held in cpu_decodes_ (`cpu_share`). The GPU codecs take it when their queue
+// has room; else this thread decodes it while the CPU decodes stay within cpu_decodes_ (more would only wait for
+// the budget inside the decoder, holding files the GPUs could take); else it waits for a place in the queue.
+// Until a lane is ready nothing is queued: a file queued for a lane still starting would wait for it (nvJPEG's
+// start-up, 1-3 s, is longer than a small batch), and a lane may never come (the queue would fill and block the
+// decoders for good). The thread waits, holding no budget, for room among the CPU decodes or a ready lane.
+bool BatchRun::gpu_or_cpu(Work& w, std::size_t charge, std::size_t image_bytes, std::size_t& cpu_share) {
+  const int i = w.index;
+  while (gpu_lanes_ready_.load() == 0) {
+    if (cpu_decodes_.take(image_bytes, std::chrono::milliseconds(2))) return cpu_share = image_bytes, false;
+    if (aborting()) return discard(i), true;  // cancelled only: the CPU decodes in flight finish and make room
+  }
+  if (!charge_for_gpu(w, charge)) return discard(i), true;
+  if (to_gpu_.try_push(w)) return true;
+  if (cpu_decodes_.take(image_bytes)) return cpu_share = image_bytes, false;  // the charge is given back with w
+  to_gpu_.push(std::move(w));
   return true;
 }
 
