@@ -11,3 +11,9 @@ if(TF_HAVE_CUDA)
 else()
   set_source_files_properties(gpu/test_gpu_soak.cpp gpu/test_gpu_jpeg.cpp PROPERTIES HEADER_FILE_ONLY ON)
 endif()
+
+# Probe, not a test: nvJPEG's start-up on every GPU, one after another, in threads and in processes.
+if(TF_HAVE_NVJPEG)
+  add_executable(tf_nvjpeg_startup bench/nvjpeg_startup.cpp)
+  target_link_libraries(tf_nvjpeg_startup PRIVATE CUDA::cudart_static CUDA::nvjpeg)
+endif()
