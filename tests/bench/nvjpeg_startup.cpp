@@ -23,7 +23,6 @@
 #include <thread>
 #include <vector>
 
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -96,9 +95,8 @@ void start_gpu(int gpu) {
     return a ? a : b;
   });
   nvjpegHandle_t cuda_backend = nullptr;
-  step(gpu, "CUDA-backend handle", [&] {
-    return static_cast<int>(nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &dev, &pin, 0, &cuda_backend));
-  });
+  step(gpu, "CUDA-backend handle",
+       [&] { return static_cast<int>(nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &dev, &pin, 0, &cuda_backend)); });
   std::printf(
       "{\"mode\":\"%s\",\"pid\":%d,\"gpu\":%d,\"allocations\":{\"pinned_mib\":%.1f,\"pinned_calls\":%ld,\"pinned_s\":%.4f,"
       "\"device_mib\":%.1f,\"device_calls\":%ld,\"device_s\":%.4f}}\n",
