@@ -347,6 +347,21 @@ TEST(BatchMemory, PoolReusesBuffersAndHoldsAtMostItsCap) {
     EXPECT_FALSE(img.empty());
   }
   EXPECT_EQ(outstanding, 0u) << "the pool gives everything back when it goes";
+  {
+    batch::BufferPool pool(counting, 1000);
+    void* a = pool.allocate(600);
+    void* b = pool.allocate(300);
+    pool.release(a);
+    EXPECT_EQ(outstanding, 900u);
+    pool.keep_at_most(400);  // the free 600 goes now; the 300 in use stays
+    EXPECT_EQ(outstanding, 300u);
+    pool.release(b);
+    EXPECT_EQ(outstanding, 300u) << "a buffer within the new cap is still kept";
+    void* c = pool.allocate(500);  // fits nothing kept: the 300 makes room first
+    EXPECT_EQ(outstanding, 500u);
+    pool.release(c);
+    EXPECT_EQ(outstanding, 0u) << "a buffer over the new cap is given back when released";
+  }
 }
 
 }  // namespace

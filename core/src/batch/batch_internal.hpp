@@ -67,11 +67,13 @@ class BufferPool {
   BufferPool& operator=(const BufferPool&) = delete;
   void* allocate(std::size_t n);
   void release(void* p);
+  // Keeps at most `bytes` from now on (in use or free): the free buffers over it are given back now.
+  void keep_at_most(std::size_t bytes);
   const PixelAllocator& allocator() const { return facade_; }
 
  private:
   const PixelAllocator& base_;
-  const std::size_t retain_;
+  std::size_t retain_;  // guarded by mutex_
   std::mutex mutex_;
   std::multimap<std::size_t, void*> free_;         // capacity -> buffer
   std::unordered_map<void*, std::size_t> in_use_;  // buffer -> capacity

@@ -111,6 +111,21 @@ void* BufferPool::allocate(std::size_t n) {
   return p;
 }
 
+void BufferPool::keep_at_most(std::size_t bytes) {
+  std::vector<void*> evicted;
+  {
+    std::lock_guard lock(mutex_);
+    retain_ = bytes;
+    while (!free_.empty() && held_ > retain_) {
+      auto largest = std::prev(free_.end());
+      held_ -= largest->first;
+      evicted.push_back(largest->second);
+      free_.erase(largest);
+    }
+  }
+  for (void* p : evicted) base_.release(p);
+}
+
 void BufferPool::release(void* p) {
   bool give_back = false;
   {
