@@ -279,6 +279,20 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
       std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
   EXPECT_EQ(on_lane, 12) << "every JPEG of the folder";
   EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
+  // Each worker's time: when its lane was ready, its calls and their files, busy and starved within the batch.
+  ASSERT_EQ(r.codec_workers.size(), static_cast<std::size_t>(r.gpu_codec_lanes));
+  int files = 0;
+  for (const GpuCodecWorkerSummary& w : r.codec_workers) {
+    EXPECT_EQ(w.device, "fakegpu0");
+    EXPECT_GE(w.ready_s, 0.0);
+    EXPECT_GE(w.files, w.calls);
+    EXPECT_LE(w.ready_s + w.busy_s + w.starved_s, r.wall_s + 1e-3);
+    if (w.calls > 0) EXPECT_GT(w.busy_s, 0.0);
+    files += w.files;
+  }
+  EXPECT_EQ(files, 12);
+  const auto json = nlohmann::json::parse(batch_report_json(r));
+  EXPECT_EQ(json["codec"]["workers"].size(), r.codec_workers.size());
 }
 
 // Files the GPU codecs refuse (every one, or every second) are decoded on the CPU by the codec worker,
@@ -367,6 +381,8 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
     const long on_lane =
         std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
     if (run.delay_ms < 0) EXPECT_EQ(on_lane, 0);
+    for (const GpuCodecWorkerSummary& w : r.codec_workers)
+      if (run.delay_ms < 0) EXPECT_EQ(w.ready_s, -1.0) << "never ready";
     if (run.codec == CodecChoice::Gpu) EXPECT_EQ(on_lane, 12) << "every JPEG";
     const int most = most_cpu_jpeg_decodes_at_once(r);
     std::cout << fmt::format("[batch] {}: {} of 24 files on the lane, {} CPU JPEG decodes at once at most\n", run.name,

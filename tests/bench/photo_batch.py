@@ -74,6 +74,18 @@ def cpu_decode_wait(report):
     return len(times), (statistics.median(times) if times else None)
 
 
+def gpu_workers(report):
+    """The GPU codec workers once ready: the share of that time their lanes were busy and starved (waiting
+    for files), and the files a call, all workers together; None without workers that became ready."""
+    ws = [w for w in report.get("codec", {}).get("workers", []) if w.get("ready_s", -1) >= 0]
+    ready = sum(report["wall_s"] - w["ready_s"] for w in ws)
+    calls = sum(w["calls"] for w in ws)
+    if not ws or ready <= 0 or not calls:
+        return None
+    return {"busy": sum(w["busy_s"] for w in ws) / ready, "starved": sum(w["starved_s"] for w in ws) / ready,
+            "files_a_call": sum(w["files"] for w in ws) / calls}
+
+
 def check_outputs(inp, out):
     worst, n = 0.0, 0
     for f in os.listdir(out) if os.path.isdir(out) else []:
@@ -121,6 +133,7 @@ def main():
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
             cpu_files, cpu_wall = cpu_decode_wait(r)
+            workers = gpu_workers(r)
             rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mib": rss, "exit": code,
                          "cpu_s": run_process.cpu_s,
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
@@ -128,7 +141,7 @@ def main():
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
                          "gpu_files": r.get("codec", {}).get("files_decoded_on_gpu"),
                          "memory_wait_s": r.get("memory_wait_s"), "last_gpu_worker_ready_s": last_worker(r),
-                         "cpu_files": cpu_files, "cpu_decode_wall_median_s": cpu_wall})
+                         "cpu_files": cpu_files, "cpu_decode_wall_median_s": cpu_wall, "gpu_workers": workers})
             if code != 0:
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
@@ -136,7 +149,9 @@ def main():
                   f"out/in <= {worst:.2f}  exit {code}"
                   + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
                   + ("  budget-bound" if r.get("memory_bound") else "")
-                  + (f"  {cpu_files} on the CPU (decode wall {cpu_wall:.2f} s)" if rows[-1]["gpu_files"] and cpu_files else ""),
+                  + (f"  {cpu_files} on the CPU (decode wall {cpu_wall:.2f} s)" if rows[-1]["gpu_files"] and cpu_files else "")
+                  + (f"  GPU workers busy {workers['busy']:.0%} starved {workers['starved']:.0%},"
+                     f" {workers['files_a_call']:.1f} files a call" if workers else ""),
                   flush=True)
     for name, extra in runs:
         rows = rows_of[name]

@@ -187,8 +187,9 @@ class BatchRun {
   BufferPool pool_;  // declared before anything holding images, so it outlives them
   BoundedQueue<Work> to_filter_, to_encode_;
   std::vector<GpuCodecWorker> gpu_workers_;
-  std::atomic<bool> gpu_queue_closed_ = false;  // the decoders are done: no more files for the GPU codecs
-  std::atomic<int> gpu_lanes_ready_{0};         // GPU codec lanes started and taking files
+  std::vector<GpuCodecWorkerSummary> worker_summaries_;  // one a worker, each written by its worker alone
+  std::atomic<bool> gpu_queue_closed_ = false;           // the decoders are done: no more files for the GPU codecs
+  std::atomic<int> gpu_lanes_ready_{0};                  // GPU codec lanes started and taking files
   // GPUs whose first codec lane is still being made (their second lanes wait for none to be left).
   struct LaneGate {
     std::mutex mutex;
@@ -205,6 +206,7 @@ class BatchRun {
   std::vector<char> begun_;  // decoding started: the file counts as in flight until it finishes
 
   std::atomic<int> next_{0};
+  double start_s_ = 0;  // the batch's start on tel_'s clock (run())
   // Declared after budget_ and gpu_workers_, which it is made from.
   CpuDecodeShare cpu_decodes_{budget_.cap(), cpu_decode_cap()};
   std::atomic<bool> decoders_done_{false};

@@ -66,6 +66,10 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
     out.megapixels += part.megapixels;
     out.decode_threads += part.decode_threads;
     out.gpu_codec_lanes += part.gpu_codec_lanes;
+    for (GpuCodecWorkerSummary w : part.codec_workers) {
+      w.device = fmt::format("r{}:{}", rank, w.device);
+      out.codec_workers.push_back(std::move(w));
+    }
     out.encode_threads += part.encode_threads;
     out.max_inflight_bytes += part.max_inflight_bytes;
     out.peak_inflight_bytes += part.peak_inflight_bytes;

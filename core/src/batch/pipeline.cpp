@@ -52,11 +52,14 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
     bytes_total_ += item.input_bytes;
   }
   images_per_device_.assign(devices_.size() + 1, 0);
+  worker_summaries_.resize(gpu_workers_.size());
+  for (std::size_t g = 0; g < gpu_workers_.size(); ++g)
+    worker_summaries_[g].device = devices_[gpu_workers_[g].device]->info().id;
   utilization_.assign(devices_.size(), {0.0, 0});
 }
 
 BatchReport BatchRun::run() {
-  const double t_start = tel_.now();
+  const double t_start = start_s_ = tel_.now();
   std::vector<std::thread> decoders, filters, encoders;
   for (int e = 0; e < encode_threads(); ++e) encoders.emplace_back([this, e] { encode_loop(e); });
   if (!chain_.empty())
@@ -110,6 +113,7 @@ BatchReport BatchRun::run() {
   for (std::size_t d = 0; d < utilization_.size(); ++d)
     if (utilization_[d].second > 0) report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
   report.images_per_device = images_per_device_;
+  report.codec_workers = worker_summaries_;
   report.decode_threads = decode_threads();
   report.encode_threads = encode_threads();
   report.max_inflight_bytes = budget_.cap();

@@ -94,10 +94,14 @@ void BatchRun::gpu_loop(std::size_t g) {
   // (peak RSS, 2000 photos on 4xH100 with a 512 MiB budget: 1.99-2.04 GiB by default, 1.40-1.42 GiB with
   // --codec gpu). It keeps an eighth of the budget (on one GPU's 1 GiB, a 12-MP photo and its result).
   if (gpu_lanes_ready_.fetch_add(1) == 0 && opt_.codec == CodecChoice::Auto) pool_.keep_at_most(budget_.cap() / 8);
+  GpuCodecWorkerSummary& summary = worker_summaries_[g];
+  summary.ready_s = tel_.now() - start_s_;
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
   std::vector<Work> batch;
   std::vector<GpuJpegJob> jobs;
+  double waiting_since = tel_.now();
   while (auto first = to_gpu_.pop()) {
+    summary.starved_s += tel_.now() - waiting_since;
     batch.clear();
     batch.push_back(std::move(*first));
     while (batch.size() < most)  // what is queued now joins the call; nobody waits for more
@@ -127,13 +131,18 @@ void BatchRun::gpu_loop(std::size_t g) {
     for (GpuJpegJob& job : jobs) job.allocator = &pool_.allocator();
     if (aborting()) {
       for (Work& w : batch) discard(w.index);
+      waiting_since = tel_.now();
       continue;
     }
     const double t0 = tel_.now();
     std::vector<GpuJpegOutcome> outcomes = worker.lane->run_batch(jobs);
     const double t_end = tel_.now();
+    summary.busy_s += t_end - t0;
+    ++summary.calls;
+    summary.files += static_cast<int>(batch.size());
     for (std::size_t k = 0; k < batch.size(); ++k)
       finish_gpu_file(std::move(batch[k]), std::move(outcomes.at(k)), jobs[k].encode, d, lane_no, t0, t_end);
+    waiting_since = tel_.now();
   }
   if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
 }

@@ -41,6 +41,11 @@ nlohmann::ordered_json codec_summary(const BatchReport& r) {
                            {"files_encoded_on_gpu", n.encoded},
                            {"files_sent_to_cpu", n.sent_to_cpu}};
   if (!r.codec_note.empty()) j["note"] = r.codec_note;
+  for (const GpuCodecWorkerSummary& w : r.codec_workers) {
+    nlohmann::ordered_json one{{"device", w.device}, {"ready_s", w.ready_s}, {"calls", w.calls},
+                               {"files", w.files},   {"busy_s", w.busy_s},   {"starved_s", w.starved_s}};
+    j["workers"].push_back(std::move(one));
+  }
   return j;
 }
 

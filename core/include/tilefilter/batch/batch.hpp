@@ -88,6 +88,17 @@ struct BatchRankSummary {
   std::vector<std::string> devices;  // ids as in the merged report ("r1:gpu0")
 };
 
+// One GPU codec worker (--codec gpu or auto): when its lane was ready and how its time went after that.
+// A worker whose lane is busy nearly all the time bounds its GPU; one that is often starved waits for
+// files (the budget, or the decode threads).
+struct GpuCodecWorkerSummary {
+  std::string device;        // "gpu0"; "r1:gpu0" in a report merged over MPI ranks
+  double ready_s = -1;       // seconds into the batch its lane was ready; -1: it never was
+  int calls = 0, files = 0;  // its lane's calls, and the files they took
+  double busy_s = 0;         // in its lane's calls: decode, filter, encode, the results collected
+  double starved_s = 0;      // waiting for files, its lane ready
+};
+
 struct BatchReport {
   std::string input_dir, output_dir;
   std::vector<std::string> filters;
@@ -95,15 +106,16 @@ struct BatchReport {
   std::vector<std::string> skipped;       // not images, with the reason: "notes.txt (not an image)"
   std::vector<std::string> device_names;  // index = StageRecord::device; the last is "cpu-fallback"
   std::vector<DeviceSummary> devices;
-  std::vector<int> images_per_device;             // whole images; a split image counts for every device it used
-  std::vector<StageRecord> records;               // decode/encode (device -1) and device stages, one clock
-  std::string device_note;                        // e.g. "no GPU ...; using 16 CPU workers"
-  std::string codec;                              // "auto", "cpu" or "gpu", as asked
-  int gpu_codec_lanes = 0;                        // GPU codec workers, all GPUs together
-  std::string codec_note;                         // why there are none, when a GPU codec was asked for
-  std::vector<std::string> notes;                 // e.g. stale temporary files removed
-  double wall_s = 0, decode_s = 0, encode_s = 0;  // decode/encode: thread seconds, summed over files
-  double decode_cpu_s = 0, encode_cpu_s = 0;      // the same in CPU time
+  std::vector<int> images_per_device;                // whole images; a split image counts for every device it used
+  std::vector<StageRecord> records;                  // decode/encode (device -1) and device stages, one clock
+  std::string device_note;                           // e.g. "no GPU ...; using 16 CPU workers"
+  std::string codec;                                 // "auto", "cpu" or "gpu", as asked
+  int gpu_codec_lanes = 0;                           // GPU codec workers, all GPUs together
+  std::vector<GpuCodecWorkerSummary> codec_workers;  // one a worker, in order
+  std::string codec_note;                            // why there are none, when a GPU codec was asked for
+  std::vector<std::string> notes;                    // e.g. stale temporary files removed
+  double wall_s = 0, decode_s = 0, encode_s = 0;     // decode/encode: thread seconds, summed over files
+  double decode_cpu_s = 0, encode_cpu_s = 0;         // the same in CPU time
   double megapixels = 0;
   int decode_threads = 0, encode_threads = 0;
   std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held
