@@ -255,6 +255,19 @@ class ScopedCpuCodecLanes {
   ScopedCpuCodecLanes& operator=(const ScopedCpuCodecLanes&) = delete;
 };
 
+// 24 files of 192x144 in `in` (rows of 576 bytes: no padding, so a budget in images is exact), half of them
+// JPEGs; a batch of them to PNG on a fake GPU with six decode threads and a budget of `images` images.
+BatchOptions fake_gpu_to_png(const std::string& in, const std::string& out, std::size_t images) {
+  const int w = 192, h = 144;
+  make_flat_folder(in, 24, w, h, test_seed(95));
+  BatchOptions o = cpu_options(in, out, {kBatchFilter});
+  o.device_list = {std::make_shared<FakeGpu>(0)};
+  o.format = "png";
+  o.decode_threads = 6;
+  o.max_inflight_bytes = images * std::size_t{w} * h * 3;
+  return o;
+}
+
 // --codec gpu to PNG with a budget of a few images: a lane's batch of files, whose charges (each its result,
 // taken when the file was queued) fill the budget with those queued behind them, still gets its results back.
 // The results were charged a second time, and the lane waited for room for ever.
@@ -262,19 +275,11 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
   if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
   const ScopedCpuCodecLanes lanes;
   TempDir dir;
-  const std::string in = dir / "in";
-  const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
-  make_flat_folder(in, 24, w, h, test_seed(95));
-  const std::vector<std::string> specs = {kBatchFilter};
-  BatchOptions o = cpu_options(in, dir / "out", specs);
-  o.device_list = {std::make_shared<FakeGpu>(0)};
-  o.format = "png";
+  BatchOptions o = fake_gpu_to_png(dir / "in", dir / "out", 8);
   o.codec = CodecChoice::Gpu;
-  o.decode_threads = 6;
-  o.max_inflight_bytes = 8 * std::size_t{w} * h * 3;
   const BatchReport r = run_batch(o);
   EXPECT_EQ(r.exit_code(), 0);
-  expect_matches_reference(r, parse_chain(specs));
+  expect_matches_reference(r, parse_chain(o.filters));
   const long on_lane =
       std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
   EXPECT_EQ(on_lane, 12) << "every JPEG of the folder";
@@ -353,15 +358,7 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
   if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec auto with it";
   const ScopedCpuCodecLanes lanes;
   TempDir dir;
-  const std::string in = dir / "in";
-  const int w = 192, h = 144;  // rows of 576 bytes: no padding, so the budget below is exact
-  make_flat_folder(in, 24, w, h, test_seed(95));
-  const std::vector<std::string> specs = {kBatchFilter};
-  BatchOptions o = cpu_options(in, "", specs);
-  o.device_list = {std::make_shared<FakeGpu>(0)};
-  o.format = "png";
-  o.decode_threads = 6;
-  o.max_inflight_bytes = 8 * std::size_t{w} * h * 3;  // half of it: two images, each with its result
+  BatchOptions o = fake_gpu_to_png(dir / "in", "", 8);  // half of it: two images, each with its result
   struct Run {
     const char* name;
     CodecChoice codec;
@@ -377,7 +374,7 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
     const BatchReport r = run_batch(o);
     EXPECT_EQ(r.exit_code(), 0);
     EXPECT_GE(r.gpu_codec_lanes, 1);
-    expect_matches_reference(r, parse_chain(specs));
+    expect_matches_reference(r, parse_chain(o.filters));
     const long on_lane =
         std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.decoder == "test-lane"; });
     if (run.delay_ms < 0) EXPECT_EQ(on_lane, 0);
