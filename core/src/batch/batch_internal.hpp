@@ -72,6 +72,8 @@ class BufferPool {
   const PixelAllocator& allocator() const { return facade_; }
 
  private:
+  std::vector<void*> drop_free_for(std::size_t n);
+
   const PixelAllocator& base_;
   std::size_t retain_;  // guarded by mutex_
   std::mutex mutex_;

@@ -95,13 +95,7 @@ void* BufferPool::allocate(std::size_t n) {
       free_.erase(it);
       return p;
     }
-    // Make room: drop the smallest kept buffers first (the least likely to fit later requests).
-    while (!free_.empty() && held_ + n > retain_) {
-      auto victim = free_.begin();
-      held_ -= victim->first;
-      evicted.push_back(victim->second);
-      free_.erase(victim);
-    }
+    evicted = drop_free_for(n);
   }
   for (void* p : evicted) base_.release(p);
   void* p = base_.allocate(n);
@@ -111,17 +105,25 @@ void* BufferPool::allocate(std::size_t n) {
   return p;
 }
 
+// Under mutex_: drops kept buffers, the smallest first (the least likely to fit later requests), until `n` more
+// bytes fit the cap or none is left; returns them, to be given back outside the lock.
+std::vector<void*> BufferPool::drop_free_for(std::size_t n) {
+  std::vector<void*> dropped;
+  while (!free_.empty() && held_ + n > retain_) {
+    auto victim = free_.begin();
+    held_ -= victim->first;
+    dropped.push_back(victim->second);
+    free_.erase(victim);
+  }
+  return dropped;
+}
+
 void BufferPool::keep_at_most(std::size_t bytes) {
   std::vector<void*> evicted;
   {
     std::lock_guard lock(mutex_);
     retain_ = bytes;
-    while (!free_.empty() && held_ > retain_) {
-      auto largest = std::prev(free_.end());
-      held_ -= largest->first;
-      evicted.push_back(largest->second);
-      free_.erase(largest);
-    }
+    evicted = drop_free_for(0);
   }
   for (void* p : evicted) base_.release(p);
 }
