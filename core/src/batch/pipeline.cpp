@@ -59,7 +59,7 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
 }
 
 BatchReport BatchRun::run() {
-  const double t_start = start_s_ = tel_.now();
+  start_s_ = tel_.now();
   std::vector<std::thread> decoders, filters, encoders;
   for (int e = 0; e < encode_threads(); ++e) encoders.emplace_back([this, e] { encode_loop(e); });
   if (!chain_.empty())
@@ -88,7 +88,7 @@ BatchReport BatchRun::run() {
   sampler.join();
 
   BatchReport report;
-  report.wall_s = tel_.now() - t_start;
+  report.wall_s = tel_.now() - start_s_;
   report.cancelled = stopping();
   for (std::size_t i = 0; i < results_.size(); ++i)
     if (!finished_[i]) {
