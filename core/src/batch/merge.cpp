@@ -25,6 +25,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
   for (std::size_t r = 0; r < per_rank.size(); ++r) {
     const BatchReport& part = per_rank[r];
     const int rank = static_cast<int>(r);
+    auto ranked = [rank](const std::string& id) { return fmt::format("r{}:{}", rank, id); };  // "r1:gpu0"
     BatchRankSummary sum;
     sum.rank = rank;
     sum.host = r < hosts.size() ? hosts[r] : std::string();
@@ -50,7 +51,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
       const bool fallback = d.name == "cpu-fallback";
       if (fallback && d.tiles == 0) continue;
       DeviceSummary merged = d;
-      merged.name = fmt::format("r{}:{}", rank, d.name);
+      merged.name = ranked(d.name);
       merged.device = static_cast<int>(out.devices.size());
       out.device_names.push_back(merged.name);
       out.images_per_device.push_back(d.device >= 0 && d.device < static_cast<int>(part.images_per_device.size())
@@ -67,7 +68,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
     out.decode_threads += part.decode_threads;
     out.gpu_codec_lanes += part.gpu_codec_lanes;
     for (GpuCodecWorkerSummary w : part.codec_workers) {
-      w.device = fmt::format("r{}:{}", rank, w.device);
+      w.device = ranked(w.device);
       out.codec_workers.push_back(std::move(w));
     }
     out.encode_threads += part.encode_threads;
