@@ -35,6 +35,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Seconds since t, and t moved on to now.
+double lap(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
 class NvjpegLane final : public GpuJpegLane {
  public:
   NvjpegLane(int ordinal, int multiprocessors)
@@ -70,6 +78,8 @@ class NvjpegLane final : public GpuJpegLane {
     }
   }
 
+  GpuJpegSteps steps() const override { return steps_; }
+
   std::size_t reserved_bytes() const override {
     std::size_t n = 0;
     for (const auto& slot : slots_) n += slot->buffers.bytes() + slot->taps.bytes();
@@ -84,10 +94,12 @@ class NvjpegLane final : public GpuJpegLane {
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
     ScopedDevice on(ordinal_);
     std::vector<Item> items(jobs.size());
+    auto t = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       items[k].job = &jobs[k];
       guarded(items[k], [&] { prepare(items[k]); });
     }
+    steps_.parse_s += lap(t);
     while (decoded_.size() < items.size()) decoded_.emplace_back();
     for (std::size_t k = 0; k < items.size(); ++k)
       guarded(items[k], [&] {
@@ -97,10 +109,13 @@ class NvjpegLane final : public GpuJpegLane {
         it.dest = &decoded_[k];
       });
     TF_CUDA_CHECK(cudaEventRecord(decode_begin_.get(), stream_.get()));
+    lap(t);
     const int on_hardware = decode_on_hardware(items, 1) + decode_on_hardware(items, 3);
     TF_CUDA_CHECK(cudaEventRecord(decode_end_.get(), stream_.get()));
+    steps_.hw_decode_s += lap(t);
     for (Item& it : items)
       if (it.error.empty() && !it.decoded) guarded(it, [&] { decode_one(it); });
+    steps_.cuda_decode_s += lap(t);
     while (slots_.size() < std::min<std::size_t>(kSlots, items.size()))
       slots_.push_back(std::make_unique<Slot>(ordinal_, coder_.value, name_));
     std::size_t next = 0;
@@ -108,7 +123,9 @@ class NvjpegLane final : public GpuJpegLane {
       if (!it.error.empty()) continue;
       Slot& slot = *slots_[next++ % slots_.size()];
       if (slot.item) collect(slot);
+      lap(t);
       guarded(it, [&] { filter_and_encode(it, slot); });
+      steps_.queue_s += lap(t);
     }
     for (auto& slot : slots_)
       if (slot->item) collect(*slot);
@@ -348,8 +365,10 @@ class NvjpegLane final : public GpuJpegLane {
   void collect(Slot& slot) {
     Item& it = *slot.item;
     slot.item = nullptr;
+    auto t = std::chrono::steady_clock::now();
     guarded(it, [&] {
       TF_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
+      steps_.wait_s += lap(t);
       GpuJpegResult& result = it.result;
       if (it.job->chain && !it.job->chain->empty()) result.filter_s = elapsed_ms(slot.begin, slot.filtered) * 1e-3;
       result.encode_s = elapsed_ms(slot.filtered, slot.done) * 1e-3;
@@ -362,6 +381,7 @@ class NvjpegLane final : public GpuJpegLane {
       check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, result.jpeg.data(), &length, s), name,
             "encode copy");
       TF_CUDA_CHECK(cudaStreamSynchronize(s));
+      steps_.retrieve_s += lap(t);
       result.jpeg.resize(length);
       result.encoder = "nvjpeg";
     });
@@ -402,6 +422,7 @@ class NvjpegLane final : public GpuJpegLane {
   Stream stream_;  // the decoders'
   Event decode_begin_, decode_end_;
   const std::string name_;
+  GpuJpegSteps steps_;
   std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
   int hw_batch_[2] = {0, 0};           // the batch size each hardware state was initialized for
   struct Pool {

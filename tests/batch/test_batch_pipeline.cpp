@@ -3,6 +3,7 @@
 // cancel and abort leave only complete outputs; the JSON report.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -205,6 +206,7 @@ class CpuCodecLane final : public GpuJpegLane {
  public:
   explicit CpuCodecLane(int refuse_every = 0) : refuse_every_(refuse_every) {}
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<GpuJpegOutcome> out(jobs.size());
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       const GpuJpegJob& job = jobs[k];
@@ -233,12 +235,15 @@ class CpuCodecLane final : public GpuJpegLane {
       r.pixels = std::move(back);
       r.decoder = "test-lane";
     }
+    steps_.cuda_decode_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }
   std::size_t reserved_bytes() const override { return 0; }
+  GpuJpegSteps steps() const override { return steps_; }
 
  private:
   int refuse_every_ = 0, seen_ = 0;
+  GpuJpegSteps steps_;  // its whole calls, as decode
 };
 
 // Makes the batch's GPU codec workers CpuCodecLanes (each refusing every `*refuse_every`-th file, when
@@ -293,11 +298,17 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
     EXPECT_GE(w.files, w.calls);
     EXPECT_LE(w.ready_s + w.busy_s + w.starved_s, r.wall_s + 1e-3);
     if (w.calls > 0) EXPECT_GT(w.busy_s, 0.0);
+    // What the lane says its calls spent, within the worker's busy time.
+    EXPECT_EQ(w.steps.cuda_decode_s > 0, w.calls > 0);
+    EXPECT_LE(w.steps.cuda_decode_s, w.busy_s + 1e-6);
     files += w.files;
   }
   EXPECT_EQ(files, 12);
   const auto json = nlohmann::json::parse(batch_report_json(r));
   EXPECT_EQ(json["codec"]["workers"].size(), r.codec_workers.size());
+  for (const auto& w : json["codec"]["workers"])
+    for (const char* step : {"parse_s", "hw_decode_s", "cuda_decode_s", "queue_s", "wait_s", "retrieve_s"})
+      EXPECT_TRUE(w["steps"].contains(step)) << step;
 }
 
 // Files the GPU codecs refuse (every one, or every second) are decoded on the CPU by the codec worker,

@@ -58,6 +58,7 @@ def run_process(argv, log):
         whole = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
     run_process.cpu_s = usage.ru_utime + usage.ru_stime
+    run_process.faults = usage.ru_minflt
     return whole, usage.ru_maxrss / 1024.0, code
 
 
@@ -82,8 +83,14 @@ def gpu_workers(report):
     calls = sum(w["calls"] for w in ws)
     if not ws or ready <= 0 or not calls:
         return None
-    return {"busy": sum(w["busy_s"] for w in ws) / ready, "starved": sum(w["starved_s"] for w in ws) / ready,
-            "files_a_call": sum(w["files"] for w in ws) / calls}
+    busy = sum(w["busy_s"] for w in ws)
+    steps = {}
+    for w in ws:
+        for k, v in w.get("steps", {}).items():
+            steps[k.removesuffix("_s")] = steps.get(k.removesuffix("_s"), 0) + v
+    return {"busy": busy / ready, "starved": sum(w["starved_s"] for w in ws) / ready,
+            "files_a_call": sum(w["files"] for w in ws) / calls,
+            "steps": {k: v / busy for k, v in steps.items()} if busy > 0 else {}}
 
 
 def check_outputs(inp, out):
@@ -135,7 +142,7 @@ def main():
             cpu_files, cpu_wall = cpu_decode_wait(r)
             workers = gpu_workers(r)
             rows.append({"whole_s": whole, "in_process_s": r.get("wall_s"), "rss_mib": rss, "exit": code,
-                         "cpu_s": run_process.cpu_s,
+                         "cpu_s": run_process.cpu_s, "minor_faults": run_process.faults,
                          "gpix_per_s": r.get("megapixels", 0) / 1000 / r["wall_s"] if r.get("wall_s") else None,
                          "ok": r.get("counts", {}).get("ok"), "largest_out_in": worst, "checked": n,
                          "memory_bound": r.get("memory_bound"), "peak_inflight_mb": r.get("peak_inflight_bytes", 0) / 2**20,
@@ -146,12 +153,15 @@ def main():
                 print(open(os.path.join(logs, f"{name}.log")).read()[-1500:], flush=True)
             print(f"{name:<24} whole {whole:7.2f} s  in-process {r.get('wall_s', float('nan')):7.2f} s  "
                   f"{rows[-1]['gpix_per_s'] or 0:6.2f} Gpix/s  rss {rss:7.0f} MiB  cpu {run_process.cpu_s:6.1f} s  "
+                  f"faults {run_process.faults / 1e6:.2f}M  "
                   f"out/in <= {worst:.2f}  exit {code}"
                   + (f"  last GPU worker {rows[-1]['last_gpu_worker_ready_s']:.2f} s" if rows[-1]['last_gpu_worker_ready_s'] else "")
                   + ("  budget-bound" if r.get("memory_bound") else "")
                   + (f"  {cpu_files} on the CPU (decode wall {cpu_wall:.2f} s)" if rows[-1]["gpu_files"] and cpu_files else "")
                   + (f"  GPU workers busy {workers['busy']:.0%} starved {workers['starved']:.0%},"
-                     f" {workers['files_a_call']:.1f} files a call" if workers else ""),
+                     f" {workers['files_a_call']:.1f} files a call" if workers else "")
+                  + ("  (busy: " + " ".join(f"{k} {v:.0%}" for k, v in workers["steps"].items() if v >= 0.005) + ")"
+                     if workers and workers["steps"] else ""),
                   flush=True)
     for name, extra in runs:
         rows = rows_of[name]

@@ -44,6 +44,9 @@ nlohmann::ordered_json codec_summary(const BatchReport& r) {
   for (const GpuCodecWorkerSummary& w : r.codec_workers) {
     nlohmann::ordered_json one{{"device", w.device}, {"ready_s", w.ready_s}, {"calls", w.calls},
                                {"files", w.files},   {"busy_s", w.busy_s},   {"starved_s", w.starved_s}};
+    const GpuJpegSteps& s = w.steps;
+    one["steps"] = {{"parse_s", s.parse_s}, {"hw_decode_s", s.hw_decode_s}, {"cuda_decode_s", s.cuda_decode_s},
+                    {"queue_s", s.queue_s}, {"wait_s", s.wait_s},           {"retrieve_s", s.retrieve_s}};
     j["workers"].push_back(std::move(one));
   }
   return j;

@@ -97,6 +97,7 @@ struct GpuCodecWorkerSummary {
   int calls = 0, files = 0;  // its lane's calls, and the files they took
   double busy_s = 0;         // in its lane's calls: decode, filter, encode, the results collected
   double starved_s = 0;      // waiting for files, its lane ready
+  GpuJpegSteps steps;        // what busy_s was made of, on the host
 };
 
 struct BatchReport {

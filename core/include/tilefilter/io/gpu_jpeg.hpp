@@ -54,6 +54,17 @@ struct GpuJpegOutcome {
   ErrorKind kind = ErrorKind::Device;
 };
 
+// Where a lane's calls spent their time on the host, in seconds summed over its calls: what a worker's busy
+// time is made of.
+struct GpuJpegSteps {
+  double parse_s = 0;        // the headers parsed
+  double hw_decode_s = 0;    // in the hardware decoder's batched call (it queues the decode, parsing on the host)
+  double cuda_decode_s = 0;  // nvJPEG's CUDA decoder, a file at a time, waited for
+  double queue_s = 0;        // the chain's kernels and the encoder queued
+  double wait_s = 0;         // waiting for a file's stream to finish (decode, filter, encode on the GPU)
+  double retrieve_s = 0;     // the encoded stream copied back
+};
+
 // One worker thread's codec on one GPU (its own nvJPEG states, stream and buffers): not
 // thread-safe, one per thread; several per GPU run at once.
 class GpuJpegLane {
@@ -66,6 +77,8 @@ class GpuJpegLane {
   GpuJpegResult run(const GpuJpegJob& job);
   // The GPU's device memory this lane holds now (tests check that a long run does not grow it).
   virtual std::size_t reserved_bytes() const = 0;
+  // Where its calls' time went so far (zeros where the lane does not keep them).
+  virtual GpuJpegSteps steps() const { return {}; }
 };
 
 // Makes a lane on `device` (a CUDA device), or returns null with `why`.
