@@ -167,7 +167,7 @@ std::size_t cgroup_limit() {
 void give_large_buffers_back() {
 #ifdef __GLIBC__
   static std::once_flag once;
-  std::call_once(once, [] { (void)::mallopt(M_MMAP_THRESHOLD, 1 << 20); });
+  std::call_once(once, [] { (void)::mallopt(M_MMAP_THRESHOLD, 32 << 20); });
 #endif
 }
 
