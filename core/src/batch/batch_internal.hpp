@@ -168,9 +168,9 @@ std::size_t default_inflight_bytes(int gpus = 0, int gpu_codec_lanes = 0);
 // it is freed, and keep smaller ones (file bytes, encoded streams, codec scratch) in its arenas for reuse
 // (glibc: a fixed mmap threshold). By default glibc raises the threshold to the largest buffer freed so
 // far, so a batch's images then stay in each thread's arena: on 32 cores that held twice the budget in
-// RSS. A threshold of 1 MiB kept RSS down but mapped and unmapped every file's bytes: the page faults and
-// unmaps, serialised in the kernel for the whole process, held four GPUs' codec workers to a third of
-// one GPU's rate (2000 photos on 4xH100: 6.2-6.5 Gpix/s instead of 9.0-9.2). Elsewhere a no-op.
+// RSS. A threshold of 1 MiB kept RSS down but mapped and unmapped every file's bytes and streams: the
+// page faults and unmaps of every thread of the process take turns in the kernel (2000 photos on 4xH100,
+// one run: 6.53-6.81 Gpix/s against 8.54-8.95 at 32 MiB, RSS 1.62 against 2.15-2.18 GiB). Elsewhere a no-op.
 void give_large_buffers_back();
 
 // Temporary files written by tf::temporary_name_for: ".NAME.tf-PID-N.tmp".
