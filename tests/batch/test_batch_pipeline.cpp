@@ -200,17 +200,17 @@ TEST(BatchPipeline, DecodesIntoTheGivenAllocatorAndStaysWithinTheBudget) {
   EXPECT_NEAR(r.devices.at(0).mean_utilization, 42.0, 1e-9) << "device samples reach the summary";
 }
 
-// A GPU codec lane made of the CPU codecs (pixels back, no JPEG encode), so that the batch's GPU codec
-// path runs without a GPU.
+// A GPU codec lane made of the CPU codecs (pixels back; JPEG streams too when it `encodes`), so that the
+// batch's GPU codec path runs without a GPU.
 class CpuCodecLane final : public GpuJpegLane {
  public:
-  explicit CpuCodecLane(int refuse_every = 0) : refuse_every_(refuse_every) {}
+  explicit CpuCodecLane(int refuse_every = 0, bool encodes = false) : refuse_every_(refuse_every), encodes_(encodes) {}
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<GpuJpegOutcome> out(jobs.size());
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       const GpuJpegJob& job = jobs[k];
-      if (job.encode) {
+      if (job.encode && !encodes_) {
         out[k].error = "this test lane does not encode";
         continue;
       }
@@ -232,8 +232,13 @@ class CpuCodecLane final : public GpuJpegLane {
       r.width = img.width();
       r.height = img.height();
       r.format = img.format();
-      r.pixels = std::move(back);
       r.decoder = "test-lane";
+      if (job.encode) {
+        r.jpeg = encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", back.view(), job.quality, job.subsampling);
+        r.encoder = "test-lane";
+      } else {
+        r.pixels = std::move(back);
+      }
     }
     steps_.cuda_decode_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
@@ -243,6 +248,7 @@ class CpuCodecLane final : public GpuJpegLane {
 
  private:
   int refuse_every_ = 0, seen_ = 0;
+  bool encodes_ = false;
   GpuJpegSteps steps_;  // its whole calls, as decode
 };
 
@@ -250,9 +256,9 @@ class CpuCodecLane final : public GpuJpegLane {
 // given) for one test.
 class ScopedCpuCodecLanes {
  public:
-  explicit ScopedCpuCodecLanes(const int* refuse_every = nullptr) {
-    set_gpu_jpeg_provider([refuse_every](const Device&, std::string*) {
-      return std::make_unique<CpuCodecLane>(refuse_every ? *refuse_every : 0);
+  explicit ScopedCpuCodecLanes(const int* refuse_every = nullptr, bool encodes = false) {
+    set_gpu_jpeg_provider([refuse_every, encodes](const Device&, std::string*) {
+      return std::make_unique<CpuCodecLane>(refuse_every ? *refuse_every : 0, encodes);
     });
   }
   ~ScopedCpuCodecLanes() { set_gpu_jpeg_provider({}); }
@@ -309,6 +315,46 @@ TEST(BatchPipeline, GpuCodecsHandingBackPixelsFinishWithinASmallBudget) {
   for (const auto& w : json["codec"]["workers"])
     for (const char* step : {"parse_s", "hw_decode_s", "cuda_decode_s", "queue_s", "wait_s", "retrieve_s"})
       EXPECT_TRUE(w["steps"].contains(step)) << step;
+}
+
+// JPEGs that the GPU codecs decode, filter and encode (here a lane that encodes on the CPU) are written with
+// their input's metadata, or without it under --strip.
+TEST(BatchPipeline, JpegsTheGpuCodecsEncodeKeepTheirMetadata) {
+  if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs --codec gpu with it";
+  const ScopedCpuCodecLanes lanes(nullptr, /*encodes=*/true);
+  TempDir dir;
+  make_flat_folder(dir / "in", 12, 192, 144, test_seed(96));
+  Metadata md;
+  md.xmp =
+      "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
+      "<rdf:Description rdf:about=\"\">batch test</rdf:Description></rdf:RDF></x:xmpmeta>";
+  auto is_jpeg = [](const fs::path& p) { return p.extension() == ".jpg"; };
+  int jpegs = 0;
+  for (const auto& f : fs::directory_iterator(dir / "in"))
+    if (is_jpeg(f.path())) {
+      write_bytes(f.path().string(), jpeg_with_metadata(read_bytes(f.path().string()), md));
+      ++jpegs;
+    }
+  ASSERT_GT(jpegs, 0);
+  for (const bool strip : {false, true}) {
+    SCOPED_TRACE(strip ? "--strip" : "metadata kept");
+    BatchOptions o = cpu_options(dir / "in", dir / (strip ? "stripped" : "out"), {kBatchFilter});
+    o.device_list = {std::make_shared<FakeGpu>(0)};
+    o.codec = CodecChoice::Gpu;
+    o.strip = strip;
+    const BatchReport r = run_batch(o);
+    EXPECT_EQ(r.exit_code(), 0);
+    int encoded = 0;
+    for (const FileResult& f : r.files) {
+      if (!is_jpeg(f.output)) continue;
+      ++encoded;
+      EXPECT_EQ(f.encoder, "test-lane") << f.output;
+      const JpegStreamInfo info = jpeg_stream_info(read_bytes(f.output), f.output);
+      EXPECT_EQ(info.metadata.xmp, strip ? "" : md.xmp) << f.output;
+      EXPECT_EQ(info.width, 192);
+    }
+    EXPECT_EQ(encoded, jpegs);
+  }
 }
 
 // Files the GPU codecs refuse (every one, or every second) are decoded on the CPU by the codec worker,
