@@ -77,7 +77,8 @@ def cpu_decode_wait(report):
 
 def gpu_workers(report):
     """The GPU codec workers once ready: the share of that time their lanes were busy and starved (waiting
-    for files), and the files a call, all workers together; None without workers that became ready."""
+    for files), the files a call, all workers together, what their busy time was made of, and each GPU's
+    Gpix/s from its first worker's ready to the batch's end; None without workers that became ready."""
     ws = [w for w in report.get("codec", {}).get("workers", []) if w.get("ready_s", -1) >= 0]
     ready = sum(report["wall_s"] - w["ready_s"] for w in ws)
     calls = sum(w["calls"] for w in ws)
@@ -88,9 +89,17 @@ def gpu_workers(report):
     for w in ws:
         for k, v in w.get("steps", {}).items():
             steps[k.removesuffix("_s")] = steps.get(k.removesuffix("_s"), 0) + v
+    files = report.get("counts", {}).get("files") or 0
+    mpix_a_file = report.get("megapixels", 0) / files if files else 0
+    gpus = {}
+    for w in ws:
+        first, n = gpus.get(w["device"], (report["wall_s"], 0))
+        gpus[w["device"]] = (min(first, w["ready_s"]), n + w["files"])
+    rates = [n * mpix_a_file / 1000 / (report["wall_s"] - first) for first, n in gpus.values() if report["wall_s"] > first]
     return {"busy": busy / ready, "starved": sum(w["starved_s"] for w in ws) / ready,
             "files_a_call": sum(w["files"] for w in ws) / calls,
-            "steps": {k: v / busy for k, v in steps.items()} if busy > 0 else {}}
+            "steps": {k: v / busy for k, v in steps.items()} if busy > 0 else {},
+            "gpu_gpix_per_s_once_ready": rates}
 
 
 def check_outputs(inp, out):
@@ -161,7 +170,10 @@ def main():
                   + (f"  GPU workers busy {workers['busy']:.0%} starved {workers['starved']:.0%},"
                      f" {workers['files_a_call']:.1f} files a call" if workers else "")
                   + ("  (busy: " + " ".join(f"{k} {v:.0%}" for k, v in workers["steps"].items() if v >= 0.005) + ")"
-                     if workers and workers["steps"] else ""),
+                     if workers and workers["steps"] else "")
+                  + (f"  a GPU once ready {min(workers['gpu_gpix_per_s_once_ready']):.1f}-"
+                     f"{max(workers['gpu_gpix_per_s_once_ready']):.1f} Gpix/s"
+                     if workers and workers["gpu_gpix_per_s_once_ready"] else ""),
                   flush=True)
     for name, extra in runs:
         rows = rows_of[name]
