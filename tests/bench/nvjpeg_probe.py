@@ -11,6 +11,13 @@ encodes the previous ones and copies the streams to the host, each on its own CU
 CUDA-synchronised wall clock after one warm-up batch, the median of three passes over the files.
 Prints one JSON object with Gpix/s for each.
 
+    python3 tests/bench/nvjpeg_probe.py IN_DIR --every-gpu [--batches 32]
+
+The same on every GPU at once: a process a GPU (CUDA_VISIBLE_DEVICES), each measuring only after all have
+loaded torch and the files, so that the measurements overlap; prints {"gpus": N, "each": [one object a GPU]}.
+What one GPU does alone against what each does beside the others says whether the machine (host memory,
+PCIe, CPU) scales with its GPUs.
+
     python3 tests/bench/nvjpeg_probe.py IN_DIR --startup
 
 The start-up floor of a process that decodes on every GPU instead: after torch's import, the seconds
@@ -22,6 +29,7 @@ import json
 import os
 import queue
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -71,6 +79,28 @@ def startup(data):
             "first_decode_every_gpu_s": time.perf_counter() - t1}
 
 
+def every_gpu(a):
+    """A process a GPU, released together once every one has loaded; their JSON objects, in GPU order."""
+    argv = [sys.executable, os.path.abspath(__file__), a.input, "--files", str(a.files), "--batches", a.batches,
+            "--quality", str(a.quality), "--after-go"]
+    children = [subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                 env={**os.environ, "CUDA_VISIBLE_DEVICES": str(d)})
+                for d in range(torch.cuda.device_count())]
+    for c in children:
+        if c.stdout.readline().strip() != "ready":
+            raise SystemExit("a probe process did not start")
+    for c in children:
+        c.stdin.write("go\n")
+        c.stdin.flush()
+    each = []
+    for c in children:
+        out, _ = c.communicate()
+        lines = [x for x in out.splitlines() if x.startswith("{")]
+        each.append(json.loads(lines[-1]) if lines else {"error": f"exit {c.returncode}"})
+    print(json.dumps({"gpus": len(children), "each": each}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
@@ -78,7 +108,11 @@ def main():
     ap.add_argument("--batches", default="8,32,100")
     ap.add_argument("--quality", type=int, default=90)
     ap.add_argument("--startup", action="store_true", help="the start-up floor on every GPU instead")
+    ap.add_argument("--every-gpu", action="store_true", help="the probe on every GPU at once, a process each")
+    ap.add_argument("--after-go", action="store_true", help=argparse.SUPPRESS)  # --every-gpu's children
     a = ap.parse_args()
+    if a.every_gpu:
+        return every_gpu(a)
     names = sorted(f for f in os.listdir(a.input) if f.lower().endswith((".jpg", ".jpeg")))[: a.files]
     data = [torchvision.io.read_file(os.path.join(a.input, f)) for f in names]
     if a.startup:
@@ -86,6 +120,9 @@ def main():
         return 0
     dev = torch.device("cuda")
     first = decode_jpeg(data[:1], device=dev)[0]
+    if a.after_go:  # loaded and warm: say so, then wait for the others
+        print("ready", flush=True)
+        sys.stdin.readline()
     pixels = first.shape[1] * first.shape[2] * len(data)  # the probe's files share one size
     out = {"device": torch.cuda.get_device_name(0), "files": len(data), "size": [first.shape[2], first.shape[1]],
            "decode_gpix_per_s": {}, "torchvision": torchvision.__version__}
