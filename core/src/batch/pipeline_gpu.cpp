@@ -140,11 +140,11 @@ void BatchRun::gpu_loop(std::size_t g) {
     summary.busy_s += t_end - t0;
     ++summary.calls;
     summary.files += static_cast<int>(batch.size());
-    summary.steps = worker.lane->steps();
     for (std::size_t k = 0; k < batch.size(); ++k)
       finish_gpu_file(std::move(batch[k]), std::move(outcomes.at(k)), jobs[k].encode, d, lane_no, t0, t_end);
     waiting_since = tel_.now();
   }
+  summary.steps = worker.lane->steps();  // the lane's own sums over all its calls
   if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
 }
 
