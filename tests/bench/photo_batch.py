@@ -88,7 +88,8 @@ def gpu_workers(report):
     steps = {}
     for w in ws:
         for k, v in w.get("steps", {}).items():
-            steps[k.removesuffix("_s")] = steps.get(k.removesuffix("_s"), 0) + v
+            name = k.removesuffix("_s")
+            steps[name] = steps.get(name, 0) + v
     files = report.get("counts", {}).get("files") or 0
     mpix_a_file = report.get("megapixels", 0) / files if files else 0
     gpus = {}
