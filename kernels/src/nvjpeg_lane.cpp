@@ -377,6 +377,7 @@ class NvjpegLane final : public GpuJpegLane {
       const cudaStream_t s = slot.stream.get();
       std::size_t length = 0;
       check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, nullptr, &length, s), name, "encode size");
+      if (it.job->stream_buffer) result.jpeg = it.job->stream_buffer(length);
       result.jpeg.resize(length);
       check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, result.jpeg.data(), &length, s), name,
             "encode copy");

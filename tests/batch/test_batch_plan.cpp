@@ -364,5 +364,30 @@ TEST(BatchMemory, PoolReusesBuffersAndHoldsAtMostItsCap) {
   }
 }
 
+TEST(BatchMemory, BytesPoolReusesVectorsWithinItsCap) {
+  constexpr std::size_t M = 1 << 20;
+  batch::BytesPool pool(6 * M);
+  std::vector<unsigned char> a = pool.take(2 * M);
+  EXPECT_TRUE(a.empty());
+  EXPECT_GE(a.capacity(), 2 * M);
+  a.assign(2 * M, 7);
+  const unsigned char* memory = a.data();
+  pool.give(std::move(a));
+  EXPECT_EQ(a.capacity(), 0u) << "what was given is the pool's";
+  std::vector<unsigned char> b = pool.take(2 * M - 1000);
+  EXPECT_EQ(b.data(), memory) << "a kept vector of a fitting size is reused";
+  EXPECT_TRUE(b.empty());
+  pool.give(std::move(b));
+  std::vector<unsigned char> small = pool.take(100 << 10);  // the kept 2 MiB would be wasted on it
+  EXPECT_NE(small.data(), memory);
+  std::vector<unsigned char> big(5 * M, 1);
+  pool.give(std::move(big));  // over the cap with the kept one: freed
+  std::vector<unsigned char> c = pool.take(4 * M);
+  EXPECT_NE(c.data(), memory);
+  EXPECT_GE(c.capacity(), 4 * M);
+  std::vector<unsigned char> d = pool.take(M + 1);
+  EXPECT_EQ(d.data(), memory) << "the kept vector is still there";
+}
+
 }  // namespace
 }  // namespace tf::test

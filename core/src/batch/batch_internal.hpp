@@ -83,6 +83,29 @@ class BufferPool {
   PixelAllocator facade_;
 };
 
+// Recycles the byte vectors of a few MB that every file of a GPU codec batch goes through (its bytes, the
+// encoded stream, the stream with its metadata): malloc maps a new one per file and unmaps it when freed
+// (give_large_buffers_back), and the page faults of every thread of the process take turns in the kernel.
+// Keeps at most `retain_bytes` of capacity for reuse.
+class BytesPool {
+ public:
+  explicit BytesPool(std::size_t retain_bytes) : retain_(retain_bytes) {}
+  // An empty vector with room for `n` bytes: a kept one that fits without wasting much, else a new one.
+  std::vector<unsigned char> take(std::size_t n);
+  // Keeps `v`'s memory for a later take() while the pool holds under its cap, else frees it.
+  void give(std::vector<unsigned char>&& v);
+  // A source for GpuJpegJob::stream_buffer.
+  std::function<std::vector<unsigned char>(std::size_t)> source() {
+    return [this](std::size_t n) { return take(n); };
+  }
+
+ private:
+  const std::size_t retain_;
+  std::mutex mutex_;
+  std::multimap<std::size_t, std::vector<unsigned char>> free_;  // capacity -> vector
+  std::size_t kept_ = 0;                                         // their capacity together
+};
+
 // A queue with a bounded number of items; pop() returns nothing once it is closed and empty.
 template <class T> class BoundedQueue {
  public:
@@ -164,13 +187,11 @@ template <class T> class BoundedQueue {
 // `gpus` GPUs filter the batch with `gpu_codec_lanes` GPU codec workers in all: their own host memory
 // (contexts, nvJPEG's buffers) leaves less of a 2 GiB whole for the budget, down to 512 MiB.
 std::size_t default_inflight_bytes(int gpus = 0, int gpu_codec_lanes = 0);
-// Makes the C library return every buffer of 32 MiB or more (a 12-MP photo's pixels) to the system when
-// it is freed, and keep smaller ones (file bytes, encoded streams, codec scratch) in its arenas for reuse
-// (glibc: a fixed mmap threshold). By default glibc raises the threshold to the largest buffer freed so
-// far, so a batch's images then stay in each thread's arena: on 32 cores that held twice the budget in
-// RSS. A threshold of 1 MiB kept RSS down but mapped and unmapped every file's bytes and streams: the
-// page faults and unmaps of every thread of the process take turns in the kernel (2000 photos on 4xH100,
-// one run: 6.53-6.81 Gpix/s against 8.54-8.95 at 32 MiB, RSS 1.62 against 2.15-2.18 GiB). Elsewhere a no-op.
+// Makes the C library return every buffer of 1 MiB or more to the system when it is freed (glibc: a
+// fixed mmap threshold). By default glibc raises the threshold to the largest buffer freed so far, so a
+// batch's images then stay in each thread's arena: on 32 cores that held twice the budget in RSS; at
+// 32 MiB the files' bytes and streams held 0.5 GiB more on four GPUs. The buffers every file goes through
+// are recycled by the batch instead (BytesPool). Elsewhere a no-op.
 void give_large_buffers_back();
 
 // Temporary files written by tf::temporary_name_for: ".NAME.tf-PID-N.tmp".

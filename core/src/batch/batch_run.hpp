@@ -23,6 +23,7 @@ namespace tf::batch_detail {
 
 using batch::BoundedQueue;
 using batch::BufferPool;
+using batch::BytesPool;
 using batch::Charge;
 using batch::MemoryBudget;
 using Status = FileResult::Status;
@@ -167,6 +168,7 @@ class BatchRun {
   void send_to_encoder(Work&& w);
   void encode_loop(int lane);
   void make_parent_folder(const std::string& out) const;
+  void write_gpu_stream(const std::string& out, Work& w);
 
   // ---- bookkeeping (pipeline.cpp) ----
   void started(int i);
@@ -185,6 +187,7 @@ class BatchRun {
   Telemetry tel_;
   MemoryBudget budget_;
   BufferPool pool_;  // declared before anything holding images, so it outlives them
+  BytesPool bytes_;  // files' bytes and encoded streams, for the GPU codecs' files
   BoundedQueue<Work> to_filter_, to_encode_;
   std::vector<GpuCodecWorker> gpu_workers_;
   std::vector<GpuCodecWorkerSummary> worker_summaries_;  // one a worker, each written by its worker alone

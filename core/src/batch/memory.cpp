@@ -164,10 +164,38 @@ std::size_t cgroup_limit() {
 }
 }  // namespace
 
+std::vector<unsigned char> BytesPool::take(std::size_t n) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = free_.lower_bound(n);
+    if (it != free_.end() && it->first <= 2 * n + (1 << 20)) {  // as BufferPool: never pin twice the size
+      std::vector<unsigned char> v = std::move(it->second);
+      kept_ -= it->first;
+      free_.erase(it);
+      return v;
+    }
+  }
+  std::vector<unsigned char> v;
+  v.reserve(n + n / 8);  // room for a slightly larger file next time
+  return v;
+}
+
+void BytesPool::give(std::vector<unsigned char>&& v) {
+  std::vector<unsigned char> mine = std::move(v);
+  v = {};
+  const std::size_t cap = mine.capacity();
+  if (cap == 0) return;
+  mine.clear();
+  std::lock_guard lock(mutex_);
+  if (kept_ + cap > retain_) return;  // freed on return, after the lock
+  kept_ += cap;
+  free_.emplace(cap, std::move(mine));
+}
+
 void give_large_buffers_back() {
 #ifdef __GLIBC__
   static std::once_flag once;
-  std::call_once(once, [] { (void)::mallopt(M_MMAP_THRESHOLD, 32 << 20); });
+  std::call_once(once, [] { (void)::mallopt(M_MMAP_THRESHOLD, 1 << 20); });
 #endif
 }
 

@@ -31,6 +31,7 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
       devices_(std::move(devices)),
       budget_(budget),
       pool_(base, budget + budget / 4),
+      bytes_(budget / 4),
       to_filter_(2 * devices_.size() + 2),
       to_encode_(static_cast<std::size_t>(encode_threads()) + 2),
       gpu_workers_(std::move(gpu_workers)),

@@ -125,7 +125,8 @@ bool BatchRun::send_to_gpu(int i, int lane, std::size_t& cpu_share, GpuPlace& pl
   w.index = i;
   JpegStreamInfo header;
   try {
-    w.bytes = read_file(item.input, opt_.limits);
+    w.bytes = bytes_.take(item.input_bytes);
+    read_file(item.input, opt_.limits, w.bytes);
     header = jpeg_stream_info(w.bytes, item.input);
   } catch (const std::exception& e) {
     r.codec_note = fmt::format("not for the GPU codec: {}", e.what());

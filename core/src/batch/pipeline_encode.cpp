@@ -22,10 +22,10 @@ void BatchRun::send_to_encoder(Work&& w) {
 
 namespace {
 
-// The GPU encoder's stream with the input's metadata, as the CPU's JPEG writer writes it.
-std::vector<unsigned char> gpu_stream_with_metadata(const std::string& out, const Work& w) {
+// The GPU encoder's stream with the input's metadata, as the CPU's JPEG writer writes it, into `into`.
+void gpu_stream_with_metadata(const std::string& out, const Work& w, std::vector<unsigned char>& into) {
   try {
-    return jpeg_with_metadata(w.bytes, w.info.metadata);
+    jpeg_with_metadata(w.bytes, w.info.metadata, into);
   } catch (const std::exception& e) {
     throw Error(ErrorKind::Io, fmt::format("{}: {}", out, e.what()));
   }
@@ -52,7 +52,7 @@ void BatchRun::encode_loop(int lane) {
       eo.strip = opt_.strip;
       eo.gray_alpha = w->info.stored_channels == 2;
       keep_input_compression(eo, w->info);
-      if (w->encoded) write_file_atomically(out, opt_.strip ? w->bytes : gpu_stream_with_metadata(out, *w));
+      if (w->encoded) write_gpu_stream(out, *w);
       else encode_file(out, chain_.empty() ? w->src.view() : w->dst.view(), eo, w->info.metadata, &r.write_note);
       const double t1 = tel_.now();
       if (!w->encoded) r.encode_s = t1 - t0;  // else the GPU's encode time, from its events
@@ -67,6 +67,19 @@ void BatchRun::encode_loop(int lane) {
     w.reset();  // give the memory back before telling anyone
     finish(i, Status::Ok);
   }
+}
+
+// A file the GPU encoded: its stream, with the input's metadata unless --strip; the buffers go back to bytes_.
+void BatchRun::write_gpu_stream(const std::string& out, Work& w) {
+  if (opt_.strip) {
+    write_file_atomically(out, w.bytes);
+  } else {
+    std::vector<unsigned char> with = bytes_.take(w.bytes.size() + (64 << 10));
+    gpu_stream_with_metadata(out, w, with);
+    write_file_atomically(out, with);
+    bytes_.give(std::move(with));
+  }
+  bytes_.give(std::move(w.bytes));
 }
 
 // Creates the output's folder, refusing any path that a symbolic link leads out of OUT_DIR.

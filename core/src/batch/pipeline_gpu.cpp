@@ -128,7 +128,10 @@ void BatchRun::gpu_loop(std::size_t g) {
     // Pixels that come back are covered by the charge each file took when it was queued (its result when
     // that is larger than its bytes): charging them again could wait for ever, the budget full of the
     // charges of this batch's own files and of those queued behind it.
-    for (GpuJpegJob& job : jobs) job.allocator = &pool_.allocator();
+    for (GpuJpegJob& job : jobs) {
+      job.allocator = &pool_.allocator();
+      job.stream_buffer = bytes_.source();
+    }
     if (aborting()) {
       for (Work& w : batch) discard(w.index);
       waiting_since = tel_.now();
@@ -174,8 +177,7 @@ void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int
     ++images_per_device_[d];
     r.device = devices_[d]->info().id;
   }
-  w.bytes.clear();
-  w.bytes.shrink_to_fit();
+  bytes_.give(std::move(w.bytes));
   if (encoded) {
     w.bytes = std::move(out.jpeg);  // the writer adds the metadata
     w.encoded = true;
@@ -195,7 +197,7 @@ void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int
 // one image and its result a worker.
 void BatchRun::on_cpu_after_gpu(Work w, int d) {
   const int i = w.index;
-  w.bytes = {};
+  bytes_.give(std::move(w.bytes));
   w.charge = Charge();
   if (!decode_on_cpu(i, 0, w, /*wait=*/false)) return;
   if (chain_.empty()) {

@@ -61,6 +61,9 @@ JpegStreamInfo jpeg_stream_info(std::span<const unsigned char>, const std::strin
 std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char>, const Metadata&) {
   throw Error(ErrorKind::Internal, "this build has no libjpeg to write JPEG metadata");
 }
+void jpeg_with_metadata(std::span<const unsigned char>, const Metadata&, std::vector<unsigned char>&) {
+  throw Error(ErrorKind::Internal, "this build has no libjpeg to write JPEG metadata");
+}
 
 }  // namespace tf
 #endif

@@ -99,6 +99,12 @@ std::size_t check_readable_file(const std::string& path) {
 }
 
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
+  std::vector<unsigned char> bytes;
+  read_file(path, limits, bytes);
+  return bytes;
+}
+
+void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& bytes) {
   const std::size_t size = check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (size > limits.max_file_bytes)
@@ -106,11 +112,10 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
                 fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
   if (size > static_cast<std::size_t>(INT32_MAX))
     throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
-  std::vector<unsigned char> bytes(size);
+  bytes.resize(size);
   in.seekg(0);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
-  return bytes;
 }
 
 namespace {

@@ -15,6 +15,8 @@ std::string extension_of(const std::string& path);  // lower case, with the dot
 std::size_t check_readable_file(const std::string& path);
 // The whole file, after check_readable_file and limits.max_file_bytes (tf::Error naming the file).
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits);
+// The same into `into` (its memory reused where it has room).
+void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& into);
 
 // Reads the file into memory and decodes it with stb / TurboJPEG / OpenCV; `codec` receives which.
 Image decode_file_whole(const std::string& path, const Limits& limits, const PixelAllocator& alloc, std::string* codec);

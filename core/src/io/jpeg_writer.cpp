@@ -122,6 +122,13 @@ std::unique_ptr<ImageWriter> jpeg_create(const std::string& path, int width, int
 namespace tf {
 
 std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata) {
+  std::vector<unsigned char> out;
+  jpeg_with_metadata(jpeg, metadata, out);
+  return out;
+}
+
+void jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata,
+                        std::vector<unsigned char>& out) {
   using namespace io::jpeg;
   if (jpeg.size() < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8)
     throw Error(ErrorKind::Decode, "not a JPEG stream (no start-of-image marker)");
@@ -133,7 +140,7 @@ std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpe
     at += 2 + length;
   }
   const JpegMarkers markers = jpeg_markers(metadata);
-  std::vector<unsigned char> out(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(at));
+  out.assign(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(at));
   auto segment = [&](unsigned char marker, std::span<const unsigned char> head, std::span<const unsigned char> body) {
     const std::size_t length = 2 + head.size() + body.size();
     out.insert(out.end(), {0xFF, marker, static_cast<unsigned char>(length >> 8), static_cast<unsigned char>(length)});
@@ -155,7 +162,6 @@ std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpe
       segment(0xE2, head, std::span(markers.icc).subspan(from, n));
     }
   out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(at), jpeg.end());
-  return out;
 }
 
 }  // namespace tf

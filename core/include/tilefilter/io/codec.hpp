@@ -66,5 +66,7 @@ JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std:
 // JPEG writer writes it: EXIF and XMP in APP1, the ICC profile in APP2, after the start-of-image
 // marker and a JFIF APP0 that follows it. Throws tf::Error (Decode) when `jpeg` is no JPEG stream.
 std::vector<unsigned char> jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata);
+// The same into `out` (emptied first; its memory reused where it has room).
+void jpeg_with_metadata(std::span<const unsigned char> jpeg, const Metadata& metadata, std::vector<unsigned char>& out);
 
 }  // namespace tf

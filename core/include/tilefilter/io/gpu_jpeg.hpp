@@ -34,6 +34,8 @@ struct GpuJpegJob {
   // gray stays gray.
   ChromaSubsampling subsampling = ChromaSubsampling::FromInput;
   const PixelAllocator* allocator = nullptr;  // for pixels that come back (null: default_allocator)
+  // Where the encoded stream goes: an empty vector with room for n bytes (null: a new one).
+  std::function<std::vector<unsigned char>(std::size_t)> stream_buffer;
 };
 
 struct GpuJpegResult {
