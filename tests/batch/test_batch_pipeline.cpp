@@ -234,7 +234,10 @@ class CpuCodecLane final : public GpuJpegLane {
       r.format = img.format();
       r.decoder = "test-lane";
       if (job.encode) {
-        r.jpeg = encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", back.view(), job.quality, job.subsampling);
+        const auto stream =
+            encode_jpeg_with(have_turbojpeg() ? "turbojpeg" : "stb", back.view(), job.quality, job.subsampling);
+        if (job.stream_buffer) r.jpeg = job.stream_buffer(stream.size());  // the batch's memory, as nvJPEG's lane
+        r.jpeg.assign(stream.begin(), stream.end());
         r.encoder = "test-lane";
       } else {
         r.pixels = std::move(back);
