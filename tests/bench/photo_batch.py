@@ -4,6 +4,7 @@ and the hardware probe (nvjpeg_probe.py) in the same run. Prints one line per ru
 
     python3 tests/bench/photo_batch.py TILEFILTER [--count 2000] [--distinct 100] [--work DIR]
         [--repeats 2] [--run "NAME=ARGS" ...] [--program "NAME=COMMAND" ...] [--peer] [--probe] [--json OUT.json]
+        [--stall 60] [--on-stall "cuda-gdb -p {pid} -batch -ex 'thread apply all bt'"]
 
 Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard-linked round to
 --count files, all read once so every run reads them from the page cache. Each run: `tilefilter batch IN OUT
@@ -11,12 +12,14 @@ Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard
 its peak RSS (wait4's ru_maxrss), beside the report's in-process wall_s; Gpix/s from the report's
 megapixels. Outputs are checked against their inputs: the largest size ratio and the subsampling.
 The runs take turns, A B A B (--repeats rounds); --program gives a run another build of tilefilter.
+A run whose output folder gains no file for --stall seconds is killed as stalled, after --on-stall.
 """
 import argparse
 import json
 import os
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -48,13 +51,39 @@ def make_photos(tf, folder, count, distinct, size, quality):
                 pass
 
 
-def run_process(argv, log):
+def count_files(folder):
+    return len(os.listdir(folder)) if os.path.isdir(folder) else 0
+
+
+def run_process(argv, log, watch=None, stall_s=0, on_stall=""):
     """Whole-process seconds, peak RSS (MB) and exit code of one command (its CPU seconds, user + system,
-    in run_process.cpu_s); its output goes to `log`."""
+    in run_process.cpu_s); its output goes to `log`. With `watch` and `stall_s`, a command whose folder
+    `watch` gains no file for stall_s seconds is stalled: `on_stall` runs first (its {pid} replaced, its
+    output into the log: a debugger's backtraces, say), then the command is killed (exit code -9)."""
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(p.pid, 0)
+        seen, since = -1, t0
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG if watch and stall_s > 0 else 0)
+            if pid:
+                break
+            time.sleep(0.5)
+            n = count_files(watch)
+            if n != seen:
+                seen, since = n, time.perf_counter()
+            elif time.perf_counter() - since > stall_s:
+                out.write(f"\nphoto_batch: no new output for {stall_s} s, {n} files written: stalled\n".encode())
+                out.flush()
+                if on_stall:
+                    try:
+                        subprocess.run(on_stall.replace("{pid}", str(p.pid)), shell=True, stdout=out,
+                                       stderr=subprocess.STDOUT, timeout=120)
+                    except subprocess.TimeoutExpired:
+                        out.write(b"photo_batch: --on-stall did not end in 120 s\n")
+                os.kill(p.pid, signal.SIGKILL)  # not p.kill(): it may reap the process before wait4 sees it
+                pid, status, usage = os.wait4(p.pid, 0)
+                break
         whole = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
     run_process.cpu_s = usage.ru_utime + usage.ru_stime
@@ -127,6 +156,9 @@ def main():
                     help="NAME=COMMAND: run NAME with another tilefilter (a branch's build, for an A/B)")
     ap.add_argument("--peer", action="store_true", help="the torchvision loop too (needs torch)")
     ap.add_argument("--probe", action="store_true", help="the hardware probe too (needs torch)")
+    ap.add_argument("--stall", type=float, default=60,
+                    help="seconds without a new output after which a run counts as stalled and is killed (0: never)")
+    ap.add_argument("--on-stall", default="", help="a command run on a stalled run first, {pid} its process")
     ap.add_argument("--json")
     a = ap.parse_args()
     tf = shlex.split(a.tilefilter)  # a path, or a wrapper and its argument ("bundle/run.sh tilefilter")
@@ -146,7 +178,7 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             report = os.path.join(logs, f"{name}.json")
             argv = programs.get(name, tf) + ["batch", inp, out, "--filter", "gaussian:sigma=1.5", "--report", report] + shlex.split(extra)
-            whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"))
+            whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"), out, a.stall, a.on_stall)
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
             cpu_files, cpu_wall = cpu_decode_wait(r)
