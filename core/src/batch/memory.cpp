@@ -14,6 +14,12 @@
 
 namespace tf::batch {
 
+namespace {
+// Whether a kept buffer of `capacity` may serve a request of `n` bytes: best fit, but not one more than
+// twice the size (it would hold memory for nothing). Both pools below choose by it.
+bool fits_without_waste(std::size_t capacity, std::size_t n) { return capacity >= n && capacity <= 2 * n + (1 << 20); }
+}  // namespace
+
 bool MemoryBudget::acquire(std::size_t n, const std::function<bool()>& stop) {
   std::unique_lock lock(mutex_);
   if (used_ > 0 && used_ + n > cap_) {
@@ -87,9 +93,8 @@ void* BufferPool::allocate(std::size_t n) {
   std::vector<void*> evicted;
   {
     std::lock_guard lock(mutex_);
-    // Best fit, but not a buffer more than twice the size (it would pin memory for nothing).
-    auto it = free_.lower_bound(n);
-    if (it != free_.end() && it->first <= 2 * n + (1 << 20)) {
+    auto it = free_.lower_bound(n);  // the smallest kept buffer that holds n
+    if (it != free_.end() && fits_without_waste(it->first, n)) {
       void* p = it->second;
       in_use_[p] = it->first;
       free_.erase(it);
@@ -168,7 +173,7 @@ std::vector<unsigned char> BytesPool::take(std::size_t n) {
   {
     std::lock_guard lock(mutex_);
     auto it = free_.lower_bound(n);
-    if (it != free_.end() && it->first <= 2 * n + (1 << 20)) {  // as BufferPool: never pin twice the size
+    if (it != free_.end() && fits_without_waste(it->first, n)) {
       std::vector<unsigned char> v = std::move(it->second);
       kept_ -= it->first;
       free_.erase(it);
