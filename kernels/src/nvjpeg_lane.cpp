@@ -1,17 +1,21 @@
-// The GPU JPEG codec (tilefilter/gpu_jpeg.hpp) on nvJPEG. One lane per batch worker thread, each
-// with its own decoder states, encoder states, streams and device buffers, so lanes never share
-// mutable state (a GPU's nvJPEG handles are shared: GpuHandles). A batch's trip:
-//   parse the headers (host) -> decode every file into its own buffer in one call of the GPU's
-//   hardware JPEG decoder (nvjpegDecodeBatched, its buffers preallocated) where it has one and the
-//   stream suits it, else nvJPEG's CUDA decoder -> on one of a few streams each, the chain's kernels
-//   through run_chain, exactly as the CUDA Device runs a tile (same bits for the same decoded pixels),
-//   then nvjpegEncodeImage / EncodeYUV or a download -> the encoded streams collected as they finish.
+// The GPU JPEG codec (tilefilter/gpu_jpeg.hpp) on nvJPEG. One lane per batch worker, each with its
+// own decoder states, encoder states, streams and device buffers, so lanes never share mutable state
+// (a GPU's nvJPEG handles are shared: GpuHandles). A batch's trip, in two halves that overlap on two
+// threads (the next batch's first half with this one's second):
+//   begin_batch: parse the headers (host) -> decode every file into its own buffer in one call of the
+//   GPU's hardware JPEG decoder (nvjpegDecodeBatched, its buffers preallocated) where it has one and
+//   the stream suits it, else nvJPEG's CUDA decoder;
+//   end_batch: on one of a few streams each, the chain's kernels through run_chain, exactly as the
+//   CUDA Device runs a tile (same bits for the same decoded pixels), then nvjpegEncodeImage /
+//   EncodeYUV or a download -> the encoded streams collected as they finish.
 // Only the compressed bytes (and the compressed result) cross PCIe.
 #include "nvjpeg_lane.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -46,13 +50,9 @@ double lap(std::chrono::steady_clock::time_point& t) {
 class NvjpegLane final : public GpuJpegLane {
  public:
   NvjpegLane(int ordinal, int multiprocessors)
-      : ordinal_(ordinal),
-        multiprocessors_(multiprocessors),
-        stream_(ordinal),
-        decode_begin_(ordinal),
-        decode_end_(ordinal),
-        name_(fmt::format("gpu{}", ordinal)) {
+      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal), name_(fmt::format("gpu{}", ordinal)) {
     ScopedDevice on(ordinal);
+    for (auto& set : sets_) set = std::make_unique<DecodeSet>(ordinal);
     // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
     // backend offers it (create()).
     shared_ = handles_for(ordinal);
@@ -83,58 +83,85 @@ class NvjpegLane final : public GpuJpegLane {
   std::size_t reserved_bytes() const override {
     std::size_t n = 0;
     for (const auto& slot : slots_) n += slot->buffers.bytes() + slot->taps.bytes();
-    for (const auto& d : decoded_) n += d.capacity();
+    for (const auto& set : sets_)
+      for (const auto& d : set->decoded) n += d.capacity();
     return n;
   }
 
-  // The batch's trip: headers parsed (host), every file the hardware takes decoded in one call
-  // without waiting for it, the rest by the CUDA decoder; then each file filtered and encoded on one
-  // of kSlots streams, each with its own encoder state, so that kSlots files are in flight at once
-  // and the host waits only to collect a finished file's stream.
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override {
+    return end_batch(begin_batch(jobs));
+  }
+
+  // The batch's first half: headers parsed (host), every file the hardware takes decoded in one call
+  // without waiting for it, the rest by the CUDA decoder, into one of two sets of buffers, so that the
+  // next batch decodes while another thread filters and encodes this one (end_batch). A third batch
+  // waits here until the first has ended and given its set back.
+  std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs) override {
     ScopedDevice on(ordinal_);
-    std::vector<Item> items(jobs.size());
+    auto pending = std::make_unique<Pending>(*this, claim_set());
+    DecodeSet& set = *sets_[pending->set];
+    std::vector<Item>& items = pending->items;
+    items.resize(jobs.size());
     auto t = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       items[k].job = &jobs[k];
-      guarded(items[k], [&] { prepare(items[k]); });
+      guarded(
+          items[k], [&] { prepare(items[k]); }, Half::Begin);
     }
     steps_.parse_s += lap(t);
-    while (decoded_.size() < items.size()) decoded_.emplace_back();
+    while (set.decoded.size() < items.size()) set.decoded.emplace_back();
     for (std::size_t k = 0; k < items.size(); ++k)
-      guarded(items[k], [&] {
-        Item& it = items[k];
-        it.pitch = device_pitch(it.w, static_cast<std::size_t>(it.channels));
-        decoded_[k].reserve(it.pitch * static_cast<std::size_t>(it.h), ordinal_);
-        it.dest = &decoded_[k];
-      });
-    TF_CUDA_CHECK(cudaEventRecord(decode_begin_.get(), stream_.get()));
+      guarded(
+          items[k],
+          [&] {
+            Item& it = items[k];
+            it.pitch = device_pitch(it.w, static_cast<std::size_t>(it.channels));
+            set.decoded[k].reserve(it.pitch * static_cast<std::size_t>(it.h), ordinal_);
+            it.dest = &set.decoded[k];
+          },
+          Half::Begin);
+    TF_CUDA_CHECK(cudaEventRecord(set.begin.get(), stream_.get()));
     lap(t);
-    const int on_hardware = decode_on_hardware(items, 1) + decode_on_hardware(items, 3);
-    TF_CUDA_CHECK(cudaEventRecord(decode_end_.get(), stream_.get()));
+    pending->on_hardware = decode_on_hardware(items, 1) + decode_on_hardware(items, 3);
+    TF_CUDA_CHECK(cudaEventRecord(set.end.get(), stream_.get()));
     steps_.hw_decode_s += lap(t);
     for (Item& it : items)
-      if (it.error.empty() && !it.decoded) guarded(it, [&] { decode_one(it); });
+      if (it.error.empty() && !it.decoded)
+        guarded(
+            it, [&] { decode_one(it); }, Half::Begin);
     steps_.cuda_decode_s += lap(t);
+    return pending;
+  }
+
+  // The second half: each file filtered and encoded on one of kSlots streams, each with its own encoder
+  // state, so that kSlots files are in flight at once and the host waits only to collect a finished
+  // file's stream. Batches end in the order they began.
+  std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> begun) override {
+    ScopedDevice on(ordinal_);
+    auto& pending = static_cast<Pending&>(*begun);
+    DecodeSet& set = *sets_[pending.set];
+    std::vector<Item>& items = pending.items;
     while (slots_.size() < std::min<std::size_t>(kSlots, items.size()))
       slots_.push_back(std::make_unique<Slot>(ordinal_, coder_.value, name_));
+    auto t = std::chrono::steady_clock::now();
     std::size_t next = 0;
     for (Item& it : items) {
       if (!it.error.empty()) continue;
       Slot& slot = *slots_[next++ % slots_.size()];
       if (slot.item) collect(slot);
       lap(t);
-      guarded(it, [&] { filter_and_encode(it, slot); });
+      guarded(
+          it, [&] { filter_and_encode(it, slot, set.end); }, Half::End);
       steps_.queue_s += lap(t);
     }
     for (auto& slot : slots_)
       if (slot->item) collect(*slot);
-    if (on_hardware > 0) {
+    if (pending.on_hardware > 0) {
       // The hardware call's time, shared by its files (its events are done: every slot waited for them).
       float ms = 0;
-      if (cudaEventElapsedTime(&ms, decode_begin_.get(), decode_end_.get()) != cudaSuccess) (void)cudaGetLastError();
+      if (cudaEventElapsedTime(&ms, set.begin.get(), set.end.get()) != cudaSuccess) (void)cudaGetLastError();
       for (Item& it : items)
-        if (it.result.decoder == "nvjpeg-hardware") it.result.decode_s = ms * 1e-3 / on_hardware;
+        if (it.result.decoder == "nvjpeg-hardware") it.result.decode_s = ms * 1e-3 / pending.on_hardware;
     }
 
     std::vector<GpuJpegOutcome> out(items.size());
@@ -143,7 +170,8 @@ class NvjpegLane final : public GpuJpegLane {
       out[k].kind = items[k].kind;
       out[k].result = std::move(items[k].result);
     }
-    return out;
+    pending.ended = true;
+    return out;  // `begun` gives its set back as it goes
   }
 
  private:
@@ -182,23 +210,67 @@ class NvjpegLane final : public GpuJpegLane {
     Item* item = nullptr;  // the file in flight on this slot, until collect()
   };
 
+  // The decoded files of a batch, and the events around its decode on stream_: two sets, one for the
+  // batch being decoded and one for the batch being filtered and encoded.
+  struct DecodeSet {
+    explicit DecodeSet(int ordinal) : begin(ordinal), end(ordinal) {}
+    Event begin, end;
+    std::vector<DeviceBuffer> decoded;  // one per file of the largest batch so far
+    bool busy = false;                  // a batch holds it, from begin_batch until it has ended
+  };
+
+  // A batch between its halves; gives its set back when destroyed (once ended, or abandoned: then its
+  // decode is waited for first, since nothing may still write into the set's buffers).
+  struct Pending final : GpuJpegPending {
+    Pending(NvjpegLane& lane, int set) : lane(lane), set(set) {}
+    ~Pending() override {
+      if (!ended) lane.stream_.drain();
+      lane.release_set(set);
+    }
+    NvjpegLane& lane;
+    const int set;
+    bool ended = false;
+    int on_hardware = 0;  // files the hardware call took
+    std::vector<Item> items;
+  };
+
+  int claim_set() {
+    std::unique_lock lock(sets_mutex_);
+    const int s = next_set_;
+    set_free_.wait(lock, [&] { return !sets_[s]->busy; });
+    sets_[s]->busy = true;
+    next_set_ = 1 - s;
+    return s;
+  }
+
+  void release_set(int s) {
+    {
+      std::lock_guard lock(sets_mutex_);
+      sets_[s]->busy = false;
+    }
+    set_free_.notify_all();
+  }
+
   void drain() noexcept {
     stream_.drain();
     for (auto& slot : slots_) slot->stream.drain();
   }
 
-  // Runs f for one file; a failure is recorded for that file alone, after the streams have drained
-  // (nothing of it may still write into buffers the next file reuses).
-  template <class F> void guarded(Item& it, F&& f) {
+  // Which half a step belongs to: each runs on its own thread, and only the second touches the slots.
+  enum class Half { Begin, End };
+
+  // Runs f for one file; a failure is recorded for that file alone, after the streams of its half have
+  // drained (nothing of it may still write into buffers the next file reuses).
+  template <class F> void guarded(Item& it, F&& f, Half half) {
     if (!it.error.empty()) return;
     try {
       f();
     } catch (const Error& e) {
-      drain();
+      half == Half::Begin ? stream_.drain() : drain();
       it.error = e.what();
       it.kind = e.kind();
     } catch (const std::exception& e) {
-      drain();
+      half == Half::Begin ? stream_.drain() : drain();
       it.error = fmt::format("{}: {}", it.job->name, e.what());
     }
   }
@@ -328,7 +400,7 @@ class NvjpegLane final : public GpuJpegLane {
 
   // Queues the chain's kernels on the decoded image (read in place, as the upload buffer of a tile),
   // then the encoder or a download, on `slot`'s stream once the decoders are done; collect() waits.
-  void filter_and_encode(Item& it, Slot& slot) {
+  void filter_and_encode(Item& it, Slot& slot, const Event& decoded) {
     const GpuJpegJob& job = *it.job;
     const cudaStream_t s = slot.stream.get();
     const Format format{PixelType::U8, it.channels};
@@ -336,7 +408,7 @@ class NvjpegLane final : public GpuJpegLane {
     result.width = it.w;
     result.height = it.h;
     result.format = format;
-    TF_CUDA_CHECK(cudaStreamWaitEvent(s, decode_end_.get(), 0));
+    TF_CUDA_CHECK(cudaStreamWaitEvent(s, decoded.get(), 0));
     TF_CUDA_CHECK(cudaEventRecord(slot.begin.get(), s));
     DeviceRegion out{it.dest->data(), it.pitch};
     if (job.chain && !job.chain->empty()) {
@@ -366,26 +438,30 @@ class NvjpegLane final : public GpuJpegLane {
     Item& it = *slot.item;
     slot.item = nullptr;
     auto t = std::chrono::steady_clock::now();
-    guarded(it, [&] {
-      TF_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
-      steps_.wait_s += lap(t);
-      GpuJpegResult& result = it.result;
-      if (it.job->chain && !it.job->chain->empty()) result.filter_s = elapsed_ms(slot.begin, slot.filtered) * 1e-3;
-      result.encode_s = elapsed_ms(slot.filtered, slot.done) * 1e-3;
-      if (!it.job->encode) return;
-      const std::string& name = it.job->name;
-      const cudaStream_t s = slot.stream.get();
-      std::size_t length = 0;
-      check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, nullptr, &length, s), name, "encode size");
-      if (it.job->stream_buffer) result.jpeg = it.job->stream_buffer(length);
-      result.jpeg.resize(length);
-      check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, result.jpeg.data(), &length, s), name,
-            "encode copy");
-      TF_CUDA_CHECK(cudaStreamSynchronize(s));
-      steps_.retrieve_s += lap(t);
-      result.jpeg.resize(length);
-      result.encoder = "nvjpeg";
-    });
+    guarded(
+        it,
+        [&] {
+          TF_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
+          steps_.wait_s += lap(t);
+          GpuJpegResult& result = it.result;
+          if (it.job->chain && !it.job->chain->empty()) result.filter_s = elapsed_ms(slot.begin, slot.filtered) * 1e-3;
+          result.encode_s = elapsed_ms(slot.filtered, slot.done) * 1e-3;
+          if (!it.job->encode) return;
+          const std::string& name = it.job->name;
+          const cudaStream_t s = slot.stream.get();
+          std::size_t length = 0;
+          check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, nullptr, &length, s), name,
+                "encode size");
+          if (it.job->stream_buffer) result.jpeg = it.job->stream_buffer(length);
+          result.jpeg.resize(length);
+          check(nvjpegEncodeRetrieveBitstream(coder_.value, slot.encoder.value, result.jpeg.data(), &length, s), name,
+                "encode copy");
+          TF_CUDA_CHECK(cudaStreamSynchronize(s));
+          steps_.retrieve_s += lap(t);
+          result.jpeg.resize(length);
+          result.encoder = "nvjpeg";
+        },
+        Half::End);
   }
 
   // As the CPU JPEG writer: job.quality and jpeg_subsampling (io.hpp); gray as gray. Queued on the slot.
@@ -421,11 +497,13 @@ class NvjpegLane final : public GpuJpegLane {
 
   const int ordinal_, multiprocessors_;
   Stream stream_;  // the decoders'
-  Event decode_begin_, decode_end_;
   const std::string name_;
-  GpuJpegSteps steps_;
-  std::vector<DeviceBuffer> decoded_;  // one per file of the largest batch so far
-  int hw_batch_[2] = {0, 0};           // the batch size each hardware state was initialized for
+  GpuJpegSteps steps_;  // each half adds to its own steps
+  std::unique_ptr<DecodeSet> sets_[2];
+  std::mutex sets_mutex_;
+  std::condition_variable set_free_;
+  int next_set_ = 0;          // the set the next batch takes (they alternate)
+  int hw_batch_[2] = {0, 0};  // the batch size each hardware state was initialized for
   struct Pool {
     int batch = 0, w = 0, h = 0;
   } hw_pool_[2];  // what each hardware state's buffers were preallocated for

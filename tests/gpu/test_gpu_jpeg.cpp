@@ -6,8 +6,12 @@
 // Skips where there is no GPU or the build has no nvJPEG (CI).
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -228,6 +232,64 @@ TEST(GpuJpeg, ABatchGivesEachFileItsOwnOutcome) {
       if (encode) EXPECT_EQ(out[k].result.jpeg, alone.jpeg);
       else EXPECT_TRUE(same_bits(alone.pixels, out[k].result.pixels));
       std::cout << fmt::format("[gpu-jpeg] batch of {}: file {} by {}\n", files.size(), k, out[k].result.decoder);
+    }
+  }
+}
+
+// The batch worker's way (pipeline_gpu.cpp): one thread begins each batch while another ends the one
+// before, a third batch waiting for the first's buffers. Every file comes out as run_batch gives it alone.
+TEST(GpuJpeg, HalvesOnTwoThreadsGiveWhatRunBatchGives) {
+  TF_REQUIRE_GPU_JPEG();
+  auto l = lane(), reference = lane();
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  constexpr int kBatches = 7;
+  std::vector<std::vector<std::vector<unsigned char>>> files(kBatches);
+  std::vector<std::vector<GpuJpegJob>> jobs(kBatches);
+  for (int b = 0; b < kBatches; ++b)
+    for (int k = 0; k < 2 + b % 3; ++k) {
+      const Shape& s = kShapes[(b + k) % 4];
+      files[b].push_back(photo_jpeg(s, 320 + 64 * b + k, 200 + 31 * k, test::test_seed(1100 + 10 * b + k)));
+    }
+  for (int b = 0; b < kBatches; ++b)
+    for (std::size_t k = 0; k < files[b].size(); ++k) {
+      GpuJpegJob job;
+      job.jpeg = files[b][k];
+      job.name = fmt::format("b{}f{}.jpg", b, k);
+      job.chain = &chain;
+      job.encode = (b + k) % 2 == 0;
+      jobs[b].push_back(std::move(job));
+    }
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::unique_ptr<GpuJpegPending>> begun;
+  std::vector<std::vector<GpuJpegOutcome>> out(kBatches);
+  std::thread ender([&] {
+    for (int b = 0; b < kBatches; ++b) {
+      std::unique_ptr<GpuJpegPending> p;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return !begun.empty(); });
+        p = std::move(begun.front());
+        begun.pop_front();
+      }
+      out[b] = l->end_batch(std::move(p));
+    }
+  });
+  for (int b = 0; b < kBatches; ++b) {
+    auto p = l->begin_batch(jobs[b]);
+    std::lock_guard lock(mutex);
+    begun.push_back(std::move(p));
+    changed.notify_all();
+  }
+  ender.join();
+  for (int b = 0; b < kBatches; ++b) {
+    ASSERT_EQ(out[b].size(), jobs[b].size());
+    for (std::size_t k = 0; k < jobs[b].size(); ++k) {
+      SCOPED_TRACE(jobs[b][k].name);
+      ASSERT_TRUE(out[b][k].error.empty()) << out[b][k].error;
+      const GpuJpegResult alone = reference->run(jobs[b][k]);
+      if (jobs[b][k].encode) EXPECT_EQ(out[b][k].result.jpeg, alone.jpeg);
+      else EXPECT_TRUE(same_bits(alone.pixels, out[b][k].result.pixels));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -96,19 +97,49 @@ void BatchRun::gpu_loop(std::size_t g) {
   if (gpu_lanes_ready_.fetch_add(1) == 0 && opt_.codec == CodecChoice::Auto) pool_.keep_at_most(budget_.cap() / 8);
   GpuCodecWorkerSummary& summary = worker_summaries_[g];
   summary.ready_s = tel_.now() - start_s_;
+  // Each batch in two halves (GpuJpegLane::begin_batch, end_batch): this thread takes the files and
+  // decodes a batch while `ender` filters, encodes and hands on the one before, so the host's side of
+  // nvJPEG's calls runs on two cores a worker.
+  struct Begun {
+    std::vector<Work> batch;
+    std::vector<GpuJpegJob> jobs;
+    std::unique_ptr<GpuJpegPending> pending;
+    double t0 = 0;
+  };
+  std::mutex handoff_mutex;
+  std::condition_variable handoff_changed;
+  std::optional<Begun> handoff;
+  bool no_more = false;
+  double begin_busy_s = 0, end_busy_s = 0;
+  std::thread ender([&] {
+    for (;;) {
+      Begun b;
+      {
+        std::unique_lock lock(handoff_mutex);
+        handoff_changed.wait(lock, [&] { return handoff.has_value() || no_more; });
+        if (!handoff) return;
+        b = std::move(*handoff);
+        handoff.reset();
+      }
+      handoff_changed.notify_all();
+      const double t1 = tel_.now();
+      std::vector<GpuJpegOutcome> outcomes = worker.lane->end_batch(std::move(b.pending));
+      const double t_end = tel_.now();
+      end_busy_s += t_end - t1;
+      for (std::size_t k = 0; k < b.batch.size(); ++k)
+        finish_gpu_file(std::move(b.batch[k]), std::move(outcomes.at(k)), b.jobs[k].encode, d, lane_no, b.t0, t_end);
+    }
+  });
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
-  std::vector<Work> batch;
-  std::vector<GpuJpegJob> jobs;
   double waiting_since = tel_.now();
   while (auto first = to_gpu_.pop()) {
     summary.starved_s += tel_.now() - waiting_since;
-    batch.clear();
-    batch.push_back(std::move(*first));
-    while (batch.size() < most)  // what is queued now joins the call; nobody waits for more
-      if (auto more = to_gpu_.try_pop()) batch.push_back(std::move(*more));
+    Begun b;
+    b.batch.push_back(std::move(*first));
+    while (b.batch.size() < most)  // what is queued now joins the call; nobody waits for more
+      if (auto more = to_gpu_.try_pop()) b.batch.push_back(std::move(*more));
       else break;
-    jobs.clear();
-    for (Work& w : batch) {
+    for (Work& w : b.batch) {
       const int i = w.index;
       started(i);
       GpuJpegJob job;
@@ -123,30 +154,41 @@ void BatchRun::gpu_loop(std::size_t g) {
       keep_input_coding(coding, w.info.jpeg);
       job.quality = jpeg_quality(coding);
       job.subsampling = coding.subsampling;
-      jobs.push_back(std::move(job));
+      b.jobs.push_back(std::move(job));
     }
     // Pixels that come back are covered by the charge each file took when it was queued (its result when
     // that is larger than its bytes): charging them again could wait for ever, the budget full of the
     // charges of this batch's own files and of those queued behind it.
-    for (GpuJpegJob& job : jobs) {
+    for (GpuJpegJob& job : b.jobs) {
       job.allocator = &pool_.allocator();
       job.stream_buffer = bytes_.source();
     }
     if (aborting()) {
-      for (Work& w : batch) discard(w.index);
+      for (Work& w : b.batch) discard(w.index);
       waiting_since = tel_.now();
       continue;
     }
-    const double t0 = tel_.now();
-    std::vector<GpuJpegOutcome> outcomes = worker.lane->run_batch(jobs);
-    const double t_end = tel_.now();
-    summary.busy_s += t_end - t0;
+    b.t0 = tel_.now();
+    b.pending = worker.lane->begin_batch(b.jobs);
+    begin_busy_s += tel_.now() - b.t0;
     ++summary.calls;
-    summary.files += static_cast<int>(batch.size());
-    for (std::size_t k = 0; k < batch.size(); ++k)
-      finish_gpu_file(std::move(batch[k]), std::move(outcomes.at(k)), jobs[k].encode, d, lane_no, t0, t_end);
+    summary.files += static_cast<int>(b.batch.size());
+    {
+      std::unique_lock lock(handoff_mutex);
+      handoff_changed.wait(lock, [&] { return !handoff.has_value(); });
+      handoff = std::move(b);
+    }
+    handoff_changed.notify_all();
     waiting_since = tel_.now();
   }
+  {
+    std::lock_guard lock(handoff_mutex);
+    no_more = true;
+  }
+  handoff_changed.notify_all();
+  ender.join();
+  // The two threads' busy times summed: with the halves overlapping, more than the worker's wall time.
+  summary.busy_s = begin_busy_s + end_busy_s;
   summary.steps = worker.lane->steps();  // the lane's own sums over all its calls
   if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
 }

@@ -22,6 +22,23 @@ GpuJpegProvider& provider() {
 
 }  // namespace
 
+namespace {
+// The default halves' pending batch: the jobs alone.
+struct JobsOnly final : GpuJpegPending {
+  std::span<const GpuJpegJob> jobs;
+};
+}  // namespace
+
+std::unique_ptr<GpuJpegPending> GpuJpegLane::begin_batch(std::span<const GpuJpegJob> jobs) {
+  auto pending = std::make_unique<JobsOnly>();
+  pending->jobs = jobs;
+  return pending;
+}
+
+std::vector<GpuJpegOutcome> GpuJpegLane::end_batch(std::unique_ptr<GpuJpegPending> pending) {
+  return run_batch(static_cast<JobsOnly&>(*pending).jobs);
+}
+
 GpuJpegResult GpuJpegLane::run(const GpuJpegJob& job) {
   std::vector<GpuJpegOutcome> out = run_batch(std::span(&job, 1));
   if (!out.at(0).error.empty()) throw Error(out[0].kind, out[0].error);

@@ -67,14 +67,26 @@ struct GpuJpegSteps {
   double retrieve_s = 0;     // the encoded stream copied back
 };
 
-// One worker thread's codec on one GPU (its own nvJPEG states, stream and buffers): not
-// thread-safe, one per thread; several per GPU run at once.
+// A batch a lane has begun and not yet ended (GpuJpegLane::begin_batch).
+struct GpuJpegPending {
+  virtual ~GpuJpegPending() = default;
+};
+
+// One worker's codec on one GPU (its own nvJPEG states, streams and buffers); several per GPU run at
+// once. Not thread-safe, except that begin_batch and end_batch may run at once on two threads.
 class GpuJpegLane {
  public:
   virtual ~GpuJpegLane() = default;
   // Several files at once: the hardware decoder spreads one call's files over its engines (one
   // file a call keeps one engine busy). One outcome per job, in order; one file's failure is its own.
   virtual std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) = 0;
+  // run_batch in two halves, so that one thread decodes the next batch while another filters and
+  // encodes this one: begin_batch calls in one thread, end_batch calls in another, each in the order of
+  // the batches; the jobs live until their end_batch returns, and a pending batch dropped without it
+  // is abandoned. A lane may keep a begin_batch waiting until an earlier batch has ended. By default
+  // begin_batch only keeps the jobs and end_batch runs run_batch.
+  virtual std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs);
+  virtual std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> pending);
   // One file; throws tf::Error with the outcome's message when it fails.
   GpuJpegResult run(const GpuJpegJob& job);
   // The GPU's device memory this lane holds now (tests check that a long run does not grow it).
