@@ -58,9 +58,10 @@ class NvjpegLane final : public GpuJpegLane {
     shared_ = handles_for(ordinal);
     hw_.value = shared_->hw.value;
     if (hw_.value) {
-      // The state for gray files, and the CUDA decoder's, come with the first file that needs them.
+      // The state for gray files, the second set's states and the CUDA decoder's come with the first
+      // file that needs them.
       check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name_, "hardware stream parser");
-      check(nvjpegJpegStateCreate(hw_.value, &hw_state_[1].value), name_, "hardware state");
+      check(nvjpegJpegStateCreate(hw_.value, &hw_state_[0][1].value), name_, "hardware state");
     } else {
       cuda_decoder();
       check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name_, "stream parser");
@@ -122,7 +123,7 @@ class NvjpegLane final : public GpuJpegLane {
           Half::Begin);
     TF_CUDA_CHECK(cudaEventRecord(set.begin.get(), stream_.get()));
     lap(t);
-    pending->on_hardware = decode_on_hardware(items, 1) + decode_on_hardware(items, 3);
+    pending->on_hardware = decode_on_hardware(items, 1, pending->set) + decode_on_hardware(items, 3, pending->set);
     TF_CUDA_CHECK(cudaEventRecord(set.end.get(), stream_.get()));
     steps_.hw_decode_s += lap(t);
     for (Item& it : items)
@@ -331,7 +332,7 @@ class NvjpegLane final : public GpuJpegLane {
   // The hardware decoder takes every file of the batch with `channels` that it supports in one call,
   // spread over its engines, queued on stream_ (nobody waits for it here); files of a call that
   // fails are decoded one by one after it. Returns the files it took.
-  int decode_on_hardware(std::vector<Item>& items, int channels) {
+  int decode_on_hardware(std::vector<Item>& items, int channels, int set) {
     std::vector<Item*> group;
     for (Item& it : items)
       if (it.error.empty() && it.hardware && it.channels == channels) group.push_back(&it);
@@ -351,25 +352,28 @@ class NvjpegLane final : public GpuJpegLane {
       most_h = std::max(most_h, group[k]->h);
     }
     const cudaStream_t s = stream_.get();
-    bool ok = hw_state_[f].value || nvjpegJpegStateCreate(hw_.value, &hw_state_[f].value) == NVJPEG_STATUS_SUCCESS;
-    if (ok && hw_batch_[f] != n) {
-      ok = nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
-      hw_batch_[f] = ok ? n : 0;
+    bool ok =
+        hw_state_[set][f].value || nvjpegJpegStateCreate(hw_.value, &hw_state_[set][f].value) == NVJPEG_STATUS_SUCCESS;
+    if (ok && hw_batch_[set][f] != n) {
+      ok =
+          nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[set][f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
+      hw_batch_[set][f] = ok ? n : 0;
     }
-    if (ok && (n > hw_pool_[f].batch || most_w > hw_pool_[f].w || most_h > hw_pool_[f].h)) {
+    if (ok && (n > hw_pool_[set][f].batch || most_w > hw_pool_[set][f].w || most_h > hw_pool_[set][f].h)) {
       // The decoder's own buffers for the largest batch so far, made once instead of in every call
       // (a pool, as DALI and nvImageCodec keep one); where it fails the call allocates as before.
-      hw_pool_[f] = {std::max(n, hw_pool_[f].batch), std::max(most_w, hw_pool_[f].w), std::max(most_h, hw_pool_[f].h)};
-      (void)nvjpegDecodeBatchedPreAllocate(hw_.value, hw_state_[f].value, hw_pool_[f].batch, hw_pool_[f].w,
-                                           hw_pool_[f].h, channels == 1 ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444,
-                                           kOutputs[f]);
+      hw_pool_[set][f] = {std::max(n, hw_pool_[set][f].batch), std::max(most_w, hw_pool_[set][f].w),
+                          std::max(most_h, hw_pool_[set][f].h)};
+      (void)nvjpegDecodeBatchedPreAllocate(hw_.value, hw_state_[set][f].value, hw_pool_[set][f].batch,
+                                           hw_pool_[set][f].w, hw_pool_[set][f].h,
+                                           channels == 1 ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444, kOutputs[f]);
     }
-    ok = ok && nvjpegDecodeBatched(hw_.value, hw_state_[f].value, data.data(), lengths.data(), dest.data(), s) ==
+    ok = ok && nvjpegDecodeBatched(hw_.value, hw_state_[set][f].value, data.data(), lengths.data(), dest.data(), s) ==
                    NVJPEG_STATUS_SUCCESS;
     if (!ok) {
       (void)cudaGetLastError();
       stream_.drain();
-      hw_batch_[f] = 0;  // "also used to reset failed batches": initialized again next time
+      hw_batch_[set][f] = 0;  // "also used to reset failed batches": initialized again next time
       for (Item* it : group) it->hardware = false;
       return 0;
     }
@@ -502,17 +506,20 @@ class NvjpegLane final : public GpuJpegLane {
   std::unique_ptr<DecodeSet> sets_[2];
   std::mutex sets_mutex_;
   std::condition_variable set_free_;
-  int next_set_ = 0;          // the set the next batch takes (they alternate)
-  int hw_batch_[2] = {0, 0};  // the batch size each hardware state was initialized for
+  int next_set_ = 0;  // the set the next batch takes (they alternate)
+  // Per set of decode buffers and per output (gray, RGB): a hardware state is initialized and its buffers
+  // preallocated again while its set's previous batch may still be decoding on stream_, so each set has
+  // its own, taken up again only once that batch has ended.
+  int hw_batch_[2][2] = {};  // the batch size each hardware state was initialized for
   struct Pool {
     int batch = 0, w = 0, h = 0;
-  } hw_pool_[2];  // what each hardware state's buffers were preallocated for
+  } hw_pool_[2][2];  // what each hardware state's buffers were preallocated for
   // Destroyed bottom-up: states before their handles.
   std::shared_ptr<GpuHandles> shared_;  // outlives the states below, made from its handles
   struct HandleRef {
     nvjpegHandle_t value = nullptr;
   } hw_, handle_, coder_;  // coder_: the handle the encoders were made from
-  Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2], state_;
+  Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2][2], state_;
   Owned<nvjpegJpegStream_t, nvjpegJpegStreamDestroy> hw_parsed_, parsed_;
   std::vector<std::unique_ptr<Slot>> slots_;  // the encoder states: destroyed before the handles
 };

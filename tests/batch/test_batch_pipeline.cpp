@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -448,6 +449,57 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
     EXPECT_LE(most, 2);
     EXPECT_LE(r.peak_inflight_bytes, o.max_inflight_bytes);
   }
+}
+
+// A lane whose halves take time (GpuJpegLane::begin_batch, end_batch), as nvJPEG's do: the CPU codec
+// lane's work in end_batch.
+class SlowHalvesLane final : public GpuJpegLane {
+ public:
+  std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override { return inner_.run_batch(jobs); }
+  std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    auto pending = std::make_unique<Jobs>();
+    pending->jobs = jobs;
+    return pending;
+  }
+  std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> pending) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(6));
+    return inner_.run_batch(static_cast<Jobs&>(*pending).jobs);
+  }
+  std::size_t reserved_bytes() const override { return 0; }
+
+ private:
+  struct Jobs final : GpuJpegPending {
+    std::span<const GpuJpegJob> jobs;
+  };
+  CpuCodecLane inner_{0, /*encodes=*/true};
+};
+
+// Twelve workers on four GPUs, each beginning a batch while its second thread ends the one before, lanes
+// that come late (the CPU codecs working meanwhile), budgets of a few images: every file comes out (as
+// the reference has it, where the outputs are lossless).
+TEST(BatchPipeline, WorkersWithOverlappingHalvesFinishEveryFileWithinSmallBudgets) {
+  if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs the batch with it";
+  set_gpu_jpeg_provider([](const Device&, std::string*) { return std::make_unique<SlowHalvesLane>(); });
+  TempDir dir;
+  make_flat_folder(dir / "in", 600, 64, 48, test_seed(97));
+  for (const auto& [images, format] : {std::pair{3, "same"}, std::pair{20, "same"}, std::pair{3, "png"}}) {
+    SCOPED_TRACE(fmt::format("budget of {} images, format {}", images, format));
+    BatchOptions o = cpu_options(dir / "in", dir / fmt::format("out{}{}", images, format), {kBatchFilter});
+    o.format = format;
+    o.device_list = {std::make_shared<FakeGpu>(0), std::make_shared<FakeGpu>(1), std::make_shared<FakeGpu>(2),
+                     std::make_shared<FakeGpu>(3)};
+    o.gpu_codec_lanes = 3;
+    o.decode_threads = 16;
+    o.encode_threads = 2;
+    o.job.faults.codec_lane_delay_ms = 30;
+    o.max_inflight_bytes = static_cast<std::size_t>(images) * 64 * 48 * 3;
+    const BatchReport r = run_batch(o);
+    EXPECT_EQ(r.exit_code(), 0);
+    EXPECT_EQ(r.files.size(), 600u);
+    if (o.format == "png") expect_matches_reference(r, parse_chain(o.filters));  // the JPEGs the lane encodes are lossy
+  }
+  set_gpu_jpeg_provider({});
 }
 
 TEST(BatchPipeline, CancelStopsTakingFilesAndFinishesTheOnesInFlight) {
