@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -451,12 +452,18 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
   }
 }
 
-// A lane whose halves take time (GpuJpegLane::begin_batch, end_batch), as nvJPEG's do: the CPU codec
+// A lane whose halves take time (GpuJpegLane::begin_batch, end_batch) and which, as nvJPEG's with its two
+// sets of decode buffers, keeps a third begin_batch waiting until the first batch has ended: the CPU codec
 // lane's work in end_batch.
 class SlowHalvesLane final : public GpuJpegLane {
  public:
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override { return inner_.run_batch(jobs); }
   std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs) override {
+    {
+      std::unique_lock lock(mutex_);
+      ended_one_.wait(lock, [&] { return begun_ - ended_ < 2; });
+      ++begun_;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     auto pending = std::make_unique<Jobs>();
     pending->jobs = jobs;
@@ -464,7 +471,13 @@ class SlowHalvesLane final : public GpuJpegLane {
   }
   std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> pending) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(6));
-    return inner_.run_batch(static_cast<Jobs&>(*pending).jobs);
+    auto out = inner_.run_batch(static_cast<Jobs&>(*pending).jobs);
+    {
+      std::lock_guard lock(mutex_);
+      ++ended_;
+    }
+    ended_one_.notify_all();
+    return out;
   }
   std::size_t reserved_bytes() const override { return 0; }
 
@@ -473,6 +486,9 @@ class SlowHalvesLane final : public GpuJpegLane {
     std::span<const GpuJpegJob> jobs;
   };
   CpuCodecLane inner_{0, /*encodes=*/true};
+  std::mutex mutex_;
+  std::condition_variable ended_one_;
+  int begun_ = 0, ended_ = 0;
 };
 
 // Twelve workers on four GPUs, each beginning a batch while its second thread ends the one before, lanes
