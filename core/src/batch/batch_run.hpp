@@ -153,6 +153,9 @@ class BatchRun {
   // ---- GPU codecs (pipeline_gpu.cpp): a few workers per GPU, each decodes, filters and encodes whole files ----
   int gpu_batch() const { return opt_.gpu_codec_batch > 0 ? opt_.gpu_codec_batch : kDefaultGpuCodecBatch; }
   void gpu_loop(std::size_t g);
+  bool wait_for_lane(std::size_t g);
+  void feed_lane(std::size_t g);
+  std::vector<GpuJpegJob> gpu_jobs(std::vector<Work>& batch);
   void finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0, double t_end);
   void on_cpu_after_gpu(Work w, int d);
 

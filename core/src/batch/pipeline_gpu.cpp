@@ -17,79 +17,7 @@ namespace tf::batch_detail {
 
 void BatchRun::gpu_loop(std::size_t g) {
   GpuCodecWorker& worker = gpu_workers_[g];
-  const int d = worker.device;
-  const int lane_no = static_cast<int>(g);
-  if (!worker.lane) {
-    // Made on a thread of its own, so that every GPU's lanes come up at once while the decode
-    // threads hand the CPU codecs what the GPU queue cannot hold yet (--codec auto), and so that a
-    // batch the CPU codecs finish first does not wait for a lane (nvJPEG's handles and states took
-    // 2-5 s on four H100s): once the decoders are done, this worker hands what is queued for it to
-    // the CPU codecs and the lane, when it comes, is simply dropped.
-    struct Slot {
-      std::mutex mutex;
-      std::condition_variable ready;
-      std::unique_ptr<GpuJpegLane> lane;
-      std::string why;
-      bool done = false;
-    };
-    auto slot = std::make_shared<Slot>();
-    if (keeping_gpu_resources_until_exit()) keep_until_exit(slot);  // a lane that comes late is not torn down
-    const int delay_ms = opt_.job.faults.codec_lane_delay_ms;
-    // nvJPEG makes its handles and states one at a time in a process: every GPU's first lane is made
-    // before any GPU's second, so the last GPU joins as soon as it can.
-    const bool first_of_gpu = first_of_its_gpu(g);
-    std::thread([slot, delay_ms, first_of_gpu, gate = first_lanes_, device = devices_[d],
-                 label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
-      if (delay_ms < 0) return;  // injected: never ready
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-      if (!first_of_gpu) {
-        std::unique_lock lock(gate->mutex);
-        gate->done.wait_for(lock, std::chrono::seconds(10), [&] { return gate->pending <= 0; });
-      }
-      // The first lanes are made one GPU at a time, each GPU's handles with its lane's states. nvJPEG
-      // makes them one at a time across the machine anyway (tf_nvjpeg_startup on 4xH200: four threads or
-      // four processes take as long as one thread doing the four GPUs in turn), so taking turns only
-      // chooses the order: the first GPU decodes about 1 s sooner, the last no later. 2000 photos on
-      // 4xH100 (2026-11-27): lanes ready 1.80-2.79 s instead of 2.76-3.17 s, 3.51-3.98 s in-process
-      // instead of 4.13-4.54 s.
-      static std::mutex in_turn;
-      std::unique_lock turn(in_turn, std::defer_lock);
-      if (first_of_gpu) turn.lock();
-      StartupTimer timer(label);
-      std::string why;
-      auto lane = make_gpu_jpeg_lane(*device, &why);
-      timer.done();
-      if (turn.owns_lock()) turn.unlock();
-      if (first_of_gpu) {
-        std::lock_guard lock(gate->mutex);
-        --gate->pending;
-        gate->done.notify_all();
-      }
-      std::lock_guard lock(slot->mutex);
-      slot->lane = std::move(lane);
-      slot->why = std::move(why);
-      slot->done = true;
-      slot->ready.notify_all();
-    }).detach();
-    std::string why = "it was not ready before the decoders were done";
-    {
-      // --codec gpu waits for its lanes (a lane that fails hands its files on); auto gives up on a lane
-      // not ready when the decoders are done, since the CPU codecs can take what is queued.
-      const bool wait_for_lane = opt_.codec == CodecChoice::Gpu;
-      std::unique_lock lock(slot->mutex);
-      while (!slot->done && (wait_for_lane || !gpu_queue_closed_.load()))
-        slot->ready.wait_for(lock, std::chrono::milliseconds(5));
-      if (slot->done && slot->lane) worker.lane = std::move(slot->lane);
-      else if (slot->done) why = fmt::format("it did not start ({})", slot->why);
-    }
-    if (!worker.lane) {
-      while (auto w = to_gpu_.pop()) {
-        results_[w->index].codec_note = fmt::format("GPU codec lane {}: {}: decoded on the CPU", g, why);
-        on_cpu_after_gpu(std::move(*w), d);
-      }
-      return;
-    }
-  }
+  if (!worker.lane && !wait_for_lane(g)) return;
   // With --codec auto the pool then gives back what the CPU decodes of the start-up left in it: their budget
   // goes to the files queued for the GPUs from now on, and the pool's free buffers would come on top of it
   // (peak RSS, 2000 photos on 4xH100 with a 512 MiB budget: 1.99-2.04 GiB by default, 1.40-1.42 GiB with
@@ -97,9 +25,94 @@ void BatchRun::gpu_loop(std::size_t g) {
   if (gpu_lanes_ready_.fetch_add(1) == 0 && opt_.codec == CodecChoice::Auto) pool_.keep_at_most(budget_.cap() / 8);
   GpuCodecWorkerSummary& summary = worker_summaries_[g];
   summary.ready_s = tel_.now() - start_s_;
-  // Each batch in two halves (GpuJpegLane::begin_batch, end_batch): this thread takes the files and
-  // decodes a batch while `ender` filters, encodes and hands on the one before, so the host's side of
-  // nvJPEG's calls runs on two cores a worker.
+  feed_lane(g);
+  summary.steps = worker.lane->steps();  // the lane's own sums over all its calls
+  if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
+}
+
+// Waits for worker g's lane, made on a thread of its own; false when it did not come (its files were then
+// handed to the CPU codecs).
+bool BatchRun::wait_for_lane(std::size_t g) {
+  GpuCodecWorker& worker = gpu_workers_[g];
+  const int d = worker.device;
+  // Made on a thread of its own, so that every GPU's lanes come up at once while the decode
+  // threads hand the CPU codecs what the GPU queue cannot hold yet (--codec auto), and so that a
+  // batch the CPU codecs finish first does not wait for a lane (nvJPEG's handles and states took
+  // 2-5 s on four H100s): once the decoders are done, this worker hands what is queued for it to
+  // the CPU codecs and the lane, when it comes, is simply dropped.
+  struct Slot {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::unique_ptr<GpuJpegLane> lane;
+    std::string why;
+    bool done = false;
+  };
+  auto slot = std::make_shared<Slot>();
+  if (keeping_gpu_resources_until_exit()) keep_until_exit(slot);  // a lane that comes late is not torn down
+  const int delay_ms = opt_.job.faults.codec_lane_delay_ms;
+  // nvJPEG makes its handles and states one at a time in a process: every GPU's first lane is made
+  // before any GPU's second, so the last GPU joins as soon as it can.
+  const bool first_of_gpu = first_of_its_gpu(g);
+  std::thread([slot, delay_ms, first_of_gpu, gate = first_lanes_, device = devices_[d],
+               label = fmt::format("{} codec lane {}", devices_[d]->info().id, g)] {
+    if (delay_ms < 0) return;  // injected: never ready
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (!first_of_gpu) {
+      std::unique_lock lock(gate->mutex);
+      gate->done.wait_for(lock, std::chrono::seconds(10), [&] { return gate->pending <= 0; });
+    }
+    // The first lanes are made one GPU at a time, each GPU's handles with its lane's states. nvJPEG
+    // makes them one at a time across the machine anyway (tf_nvjpeg_startup on 4xH200: four threads or
+    // four processes take as long as one thread doing the four GPUs in turn), so taking turns only
+    // chooses the order: the first GPU decodes about 1 s sooner, the last no later. 2000 photos on
+    // 4xH100 (2026-11-27): lanes ready 1.80-2.79 s instead of 2.76-3.17 s, 3.51-3.98 s in-process
+    // instead of 4.13-4.54 s.
+    static std::mutex in_turn;
+    std::unique_lock turn(in_turn, std::defer_lock);
+    if (first_of_gpu) turn.lock();
+    StartupTimer timer(label);
+    std::string why;
+    auto lane = make_gpu_jpeg_lane(*device, &why);
+    timer.done();
+    if (turn.owns_lock()) turn.unlock();
+    if (first_of_gpu) {
+      std::lock_guard lock(gate->mutex);
+      --gate->pending;
+      gate->done.notify_all();
+    }
+    std::lock_guard lock(slot->mutex);
+    slot->lane = std::move(lane);
+    slot->why = std::move(why);
+    slot->done = true;
+    slot->ready.notify_all();
+  }).detach();
+  std::string why = "it was not ready before the decoders were done";
+  {
+    // --codec gpu waits for its lanes (a lane that fails hands its files on); auto gives up on a lane
+    // not ready when the decoders are done, since the CPU codecs can take what is queued.
+    const bool wait_for_lane = opt_.codec == CodecChoice::Gpu;
+    std::unique_lock lock(slot->mutex);
+    while (!slot->done && (wait_for_lane || !gpu_queue_closed_.load()))
+      slot->ready.wait_for(lock, std::chrono::milliseconds(5));
+    if (slot->done && slot->lane) worker.lane = std::move(slot->lane);
+    else if (slot->done) why = fmt::format("it did not start ({})", slot->why);
+  }
+  if (worker.lane) return true;
+  while (auto w = to_gpu_.pop()) {
+    results_[w->index].codec_note = fmt::format("GPU codec lane {}: {}: decoded on the CPU", g, why);
+    on_cpu_after_gpu(std::move(*w), worker.device);
+  }
+  return false;
+}
+
+// Worker g's files through its lane until the queue closes, each batch in two halves
+// (GpuJpegLane::begin_batch, end_batch): this thread takes the files and decodes a batch while `ender`
+// filters, encodes and hands on the one before, so the host's side of nvJPEG's calls runs on two cores.
+void BatchRun::feed_lane(std::size_t g) {
+  GpuCodecWorker& worker = gpu_workers_[g];
+  const int d = worker.device;
+  const int lane_no = static_cast<int>(g);
+  GpuCodecWorkerSummary& summary = worker_summaries_[g];
   struct Begun {
     std::vector<Work> batch;
     std::vector<GpuJpegJob> jobs;
@@ -110,7 +123,20 @@ void BatchRun::gpu_loop(std::size_t g) {
   std::condition_variable handoff_changed;
   std::optional<Begun> handoff;
   bool no_more = false;
-  double begin_busy_s = 0, end_busy_s = 0;
+  // The worker is busy while either half runs; the rest of its time since its lane was ready it starved.
+  struct Busy {
+    std::mutex mutex;
+    int running = 0;
+    double since = 0, total = 0;
+    void enter(double now) {
+      std::lock_guard lock(mutex);
+      if (running++ == 0) since = now;
+    }
+    void leave(double now) {
+      std::lock_guard lock(mutex);
+      if (--running == 0) total += now - since;
+    }
+  } busy;
   std::thread ender([&] {
     for (;;) {
       Begun b;
@@ -122,55 +148,30 @@ void BatchRun::gpu_loop(std::size_t g) {
         handoff.reset();
       }
       handoff_changed.notify_all();
-      const double t1 = tel_.now();
+      busy.enter(tel_.now());
       std::vector<GpuJpegOutcome> outcomes = worker.lane->end_batch(std::move(b.pending));
       const double t_end = tel_.now();
-      end_busy_s += t_end - t1;
+      busy.leave(t_end);
       for (std::size_t k = 0; k < b.batch.size(); ++k)
         finish_gpu_file(std::move(b.batch[k]), std::move(outcomes.at(k)), b.jobs[k].encode, d, lane_no, b.t0, t_end);
     }
   });
   const std::size_t most = static_cast<std::size_t>(gpu_batch());
-  double waiting_since = tel_.now();
   while (auto first = to_gpu_.pop()) {
-    summary.starved_s += tel_.now() - waiting_since;
     Begun b;
     b.batch.push_back(std::move(*first));
     while (b.batch.size() < most)  // what is queued now joins the call; nobody waits for more
       if (auto more = to_gpu_.try_pop()) b.batch.push_back(std::move(*more));
       else break;
-    for (Work& w : b.batch) {
-      const int i = w.index;
-      started(i);
-      GpuJpegJob job;
-      job.jpeg = w.bytes;
-      job.name = plan_.items[i].input;
-      job.chain = &chain_;
-      job.border = opt_.job.border;
-      job.encode = is_jpeg_path(plan_.items[i].output);
-      WriteOptions coding;  // the input's quality and subsampling, unless the user chose
-      coding.quality = opt_.quality;
-      coding.subsampling = opt_.subsampling;
-      keep_input_coding(coding, w.info.jpeg);
-      job.quality = jpeg_quality(coding);
-      job.subsampling = coding.subsampling;
-      b.jobs.push_back(std::move(job));
-    }
-    // Pixels that come back are covered by the charge each file took when it was queued (its result when
-    // that is larger than its bytes): charging them again could wait for ever, the budget full of the
-    // charges of this batch's own files and of those queued behind it.
-    for (GpuJpegJob& job : b.jobs) {
-      job.allocator = &pool_.allocator();
-      job.stream_buffer = bytes_.source();
-    }
+    b.jobs = gpu_jobs(b.batch);
     if (aborting()) {
       for (Work& w : b.batch) discard(w.index);
-      waiting_since = tel_.now();
       continue;
     }
     b.t0 = tel_.now();
+    busy.enter(b.t0);
     b.pending = worker.lane->begin_batch(b.jobs);
-    begin_busy_s += tel_.now() - b.t0;
+    busy.leave(tel_.now());
     ++summary.calls;
     summary.files += static_cast<int>(b.batch.size());
     {
@@ -179,7 +180,6 @@ void BatchRun::gpu_loop(std::size_t g) {
       handoff = std::move(b);
     }
     handoff_changed.notify_all();
-    waiting_since = tel_.now();
   }
   {
     std::lock_guard lock(handoff_mutex);
@@ -187,10 +187,39 @@ void BatchRun::gpu_loop(std::size_t g) {
   }
   handoff_changed.notify_all();
   ender.join();
-  // The two threads' busy times summed: with the halves overlapping, more than the worker's wall time.
-  summary.busy_s = begin_busy_s + end_busy_s;
-  summary.steps = worker.lane->steps();  // the lane's own sums over all its calls
-  if (keeping_gpu_resources_until_exit()) keep_until_exit(std::shared_ptr<GpuJpegLane>(std::move(worker.lane)));
+  summary.busy_s = busy.total;
+  summary.starved_s = std::max(0.0, tel_.now() - start_s_ - summary.ready_s - busy.total);
+}
+
+// The lane's jobs for a batch of files (each started now): their bytes, the chain, and the input's JPEG
+// coding unless the user chose.
+std::vector<GpuJpegJob> BatchRun::gpu_jobs(std::vector<Work>& batch) {
+  std::vector<GpuJpegJob> jobs;
+  for (Work& w : batch) {
+    const int i = w.index;
+    started(i);
+    GpuJpegJob job;
+    job.jpeg = w.bytes;
+    job.name = plan_.items[i].input;
+    job.chain = &chain_;
+    job.border = opt_.job.border;
+    job.encode = is_jpeg_path(plan_.items[i].output);
+    WriteOptions coding;  // the input's quality and subsampling, unless the user chose
+    coding.quality = opt_.quality;
+    coding.subsampling = opt_.subsampling;
+    keep_input_coding(coding, w.info.jpeg);
+    job.quality = jpeg_quality(coding);
+    job.subsampling = coding.subsampling;
+    jobs.push_back(std::move(job));
+  }
+  // Pixels that come back are covered by the charge each file took when it was queued (its result when
+  // that is larger than its bytes): charging them again could wait for ever, the budget full of the
+  // charges of this batch's own files and of those queued behind it.
+  for (GpuJpegJob& job : jobs) {
+    job.allocator = &pool_.allocator();
+    job.stream_buffer = bytes_.source();
+  }
+  return jobs;
 }
 
 void BatchRun::finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0,

@@ -95,9 +95,9 @@ struct GpuCodecWorkerSummary {
   std::string device;        // "gpu0"; "r1:gpu0" in a report merged over MPI ranks
   double ready_s = -1;       // seconds into the batch its lane was ready; -1: it never was
   int calls = 0, files = 0;  // its lane's calls, and the files they took
-  double busy_s = 0;         // in its lane's calls: decode, filter, encode, the results collected
-  double starved_s = 0;      // waiting for files, its lane ready
-  GpuJpegSteps steps;        // what busy_s was made of, on the host
+  double busy_s = 0;         // in its lane's calls (decode, filter, encode, the results collected), either half
+  double starved_s = 0;      // the rest of its time since its lane was ready: waiting for files
+  GpuJpegSteps steps;        // what busy_s was made of, on the host (its halves overlap: the steps add up to more)
 };
 
 struct BatchReport {
