@@ -365,15 +365,14 @@ void add_batch(CLI::App& app) {
          "images with at least this many pixels are split across all devices, smaller ones go whole to one (default 64M)")
       ->transform(size_value());
   cmd->add_option("--codec", a->codec,
-                  "where JPEGs are decoded and encoded: auto (the GPUs' nvJPEG while they have room, else the CPU), "
+                  "where JPEGs are decoded and encoded: auto (the CPU until the GPUs' nvJPEG is ready, then the GPUs), "
                   "cpu, or gpu (every JPEG the GPU codec takes)")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--gpu-codec-workers", a->gpu_codec_workers,
-                  fmt::format("GPU codec workers per GPU (default: on one GPU {}, {} from {} JPEGs; on several "
-                              "GPUs one each, {} from {} JPEGs a GPU)",
-                              kDefaultGpuCodecLanes, kLargeBatchGpuCodecLanes, kLargeBatchFilesPerGpu,
-                              kLargeBatchGpuCodecLanes, kManyFilesPerGpu))
+                  fmt::format("GPU codec workers per GPU (default {}: a worker decodes its next batch while "
+                              "it filters and encodes the last)",
+                              kDefaultGpuCodecLanes))
       ->check(CLI::Range(1, 32));
   cmd->add_option("--gpu-codec-batch", a->gpu_codec_batch,
                   fmt::format("JPEGs a GPU codec worker decodes in one call (default {})", kDefaultGpuCodecBatch))

@@ -63,18 +63,6 @@ TEST(Startup, PhotoBatchesGoWhereTheyWereMeasuredToFinishFirst) {
   EXPECT_TRUE(choose_cpu_for_small_work(photos(8), 64, 4).cpu_only);
 }
 
-// One GPU gets three GPU codec workers for a large batch, two for a small one; several GPUs one each
-// (nvJPEG makes their states one at a time, and each holds host memory), three for a long batch.
-TEST(Startup, GpuCodecWorkersAreSpreadOverTheGpus) {
-  EXPECT_EQ(default_gpu_codec_lanes(1, 2000), kLargeBatchGpuCodecLanes);
-  EXPECT_EQ(default_gpu_codec_lanes(1, 100), kDefaultGpuCodecLanes);
-  EXPECT_EQ(default_gpu_codec_lanes(2, 2000), 1);
-  EXPECT_EQ(default_gpu_codec_lanes(4, 2000), 1);
-  EXPECT_EQ(default_gpu_codec_lanes(4, 10000), kLargeBatchGpuCodecLanes);
-  EXPECT_EQ(default_gpu_codec_lanes(8, 8000), 1);
-  EXPECT_EQ(default_gpu_codec_lanes(0, 1000), kLargeBatchGpuCodecLanes);
-}
-
 TEST(Startup, StepsAreRecordedInProcessSeconds) {
   const double t0 = process_seconds();
   EXPECT_GE(t0, 0);

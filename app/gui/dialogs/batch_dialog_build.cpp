@@ -159,8 +159,8 @@ void BatchDialog::list_codecs() {
   codec_->addItem(tr("CPU (libjpeg-turbo)"), "cpu");
   if (gpu) codec_->addItem(tr("GPU (nvJPEG)"), "gpu");
   codec_->setEnabled(codec_->count() > 1 && !running());
-  codec_->setToolTip(gpu ? tr("Automatic: JPEGs go whole to the GPUs' JPEG codecs while they have room, else to "
-                              "the CPU threads. Progressive and CMYK JPEGs always use the CPU.")
+  codec_->setToolTip(gpu ? tr("Automatic: the CPU threads decode JPEGs while the GPUs' JPEG codecs start, then "
+                              "they go whole to the GPUs. Progressive and CMYK JPEGs always use the CPU.")
                      : have_gpu_jpeg() ? tr("No GPU here: JPEGs are decoded and encoded on the CPU.")
                                        : tr("This build has no GPU JPEG codec (nvJPEG was not found when it "
                                             "was built): JPEGs are decoded and encoded on the CPU."));

@@ -293,7 +293,7 @@ DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan
   return select_devices(options.devices, options.device_memory);
 }
 
-// The GPU codec workers for this batch: default_gpu_codec_lanes (or options.gpu_codec_lanes) per GPU
+// The GPU codec workers for this batch: kDefaultGpuCodecLanes (or options.gpu_codec_lanes) per GPU
 // among `devices`, none for --codec cpu or in a build without nvJPEG. `note` says why there are none.
 std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const BatchPlan& plan,
                                               const std::vector<DevicePtr>& devices, std::string* note) {
@@ -303,8 +303,7 @@ std::vector<GpuCodecWorker> gpu_codec_workers(const BatchOptions& options, const
   const long long jpegs = std::count_if(plan.items.begin(), plan.items.end(), [](const BatchItem& item) {
     return !item.complete && batch_detail::is_jpeg_path(item.input);
   });
-  const int per_gpu =
-      options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : default_gpu_codec_lanes(static_cast<int>(gpus), jpegs);
+  const int per_gpu = options.gpu_codec_lanes > 0 ? options.gpu_codec_lanes : kDefaultGpuCodecLanes;
   // By default no more workers than batches of kDefaultGpuCodecBatch files, spread over the GPUs: a
   // worker's nvJPEG state costs 0.11-0.3 s, one after another; eight photos on four H100s took
   // 3.4-4.3 s with --codec gpu and two workers a GPU, 2.3-2.9 s with one worker in all.

@@ -147,25 +147,14 @@ struct BatchPlan {
 };
 BatchPlan plan_batch(const BatchOptions& options);
 
-// GPU codec workers per GPU, and the files each decodes in one call, when BatchOptions leaves them 0.
-// A worker's hardware call parses its streams on the host, and it waits for its files' encodes, so one
-// GPU needs more than one worker to keep its decoder busy: one H100, 2000 photos of 4000x3000 4:2:0
-// q90, in-process (2026-11-27): three workers of 32 files 5.65-5.69 Gpix/s, two 5.51-5.60, one
-// 4.07-4.23. But nvJPEG makes handles and states one at a time in a process (torchvision's too: on
-// 4xH200 each GPU's first decode came 0.26 s after the previous GPU's), and each worker holds about
-// 120 MB of host memory. On 4xH200 (64 cores, 2026-11-27) a second worker a GPU came 3.8-6.3 s into a
-// 2000-photo batch, after most of its files: one a GPU ran it in 4.6-4.8 s in-process (three a GPU:
-// 4.1-4.7 s, in other runs) in 1.9 GB instead of 3.5 GB; 10 000 photos ran at 12.6 Gpix/s with three a
-// GPU, 9.2 with one. So one GPU gets kLargeBatchGpuCodecLanes workers from kLargeBatchFilesPerGpu JPEGs
-// (two below); several GPUs get one each, and kLargeBatchGpuCodecLanes from kManyFilesPerGpu JPEGs a GPU.
-inline constexpr int kDefaultGpuCodecLanes = 2;
-inline constexpr int kLargeBatchGpuCodecLanes = 3;
-inline constexpr int kLargeBatchFilesPerGpu = 500;
-inline constexpr int kManyFilesPerGpu = 2500;
-constexpr int default_gpu_codec_lanes(int gpus, long long jpegs) {
-  if (gpus > 1) return jpegs >= static_cast<long long>(kManyFilesPerGpu) * gpus ? kLargeBatchGpuCodecLanes : 1;
-  return jpegs >= kLargeBatchFilesPerGpu ? kLargeBatchGpuCodecLanes : kDefaultGpuCodecLanes;
-}
+// GPU codec workers per GPU when BatchOptions leaves it 0: one. A worker runs its batches in two halves
+// on two threads (the next batch is parsed and decoded while this one is filtered and encoded), so one
+// keeps a GPU's decoder busy; more only cost start-up (nvJPEG makes states one at a time in a process)
+// and host memory. 4xH100, 64 cores, 4000x3000 4:2:0 q90 photos, in-process (2026-11-28): 2000 on one
+// GPU 3.97-3.99 s with one worker (1.36 GiB peak), 3.94-3.95 s with two (1.71 GiB), 3.99-4.10 s with
+// three (2.01 GiB); 10 000 on four GPUs 6.89 s with one a GPU (1.84 GiB), 7.36 s with two, 8.34 s with
+// three (2.41 GiB).
+inline constexpr int kDefaultGpuCodecLanes = 1;
 // Files a worker's hardware decoder call takes: one H100 decoded 6.8 Gpix/s in batches of 8, 9.8 in
 // batches of 32 and 10.6 in batches of 100 (tests/bench/nvjpeg_probe.py, 2026-11-27); 2000 photos on
 // one H100 ran at 5.6 Gpix/s with two workers of 32 and 5.2 with two of 16 or 64.
