@@ -1,4 +1,5 @@
 // GPU discovery for core, the runtime description and the pinned allocator.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -25,7 +26,7 @@ namespace {
 std::atomic<bool> started{false};  // discovery made a GPU device in this process
 
 // Any CUDA error during discovery means "no GPU", with CUDA's reason (CI has no driver at all).
-GpuDiscovery discover(std::size_t memory_cap) {
+GpuDiscovery discover(std::size_t memory_cap, const std::vector<int>& only) {
   GpuDiscovery found;
   int count = 0;
   StartupTimer driver("cuda driver (cudaGetDeviceCount)");
@@ -40,12 +41,14 @@ GpuDiscovery discover(std::size_t memory_cap) {
     found.message = "CUDA reports no device";
     return found;
   }
+  found.visible = count;
   // Each GPU comes up on a thread of its own: the driver makes contexts one at a time, but the rest
   // (properties, the kernels' module, NVML's link) overlaps.
   std::vector<DevicePtr> made(count);
   std::vector<std::string> why(count);
   std::vector<std::thread> threads;
-  for (int d = 0; d < count; ++d)
+  for (int d = 0; d < count; ++d) {
+    if (!only.empty() && std::find(only.begin(), only.end(), d) == only.end()) continue;
     threads.emplace_back([&, d] {
       try {
         StartupTimer device(fmt::format("gpu{} device (context, properties, kernels)", d));
@@ -54,11 +57,12 @@ GpuDiscovery discover(std::size_t memory_cap) {
         why[d] = ex.what();
       }
     });
+  }
   for (auto& th : threads) th.join();
   std::string skipped;
   for (int d = 0; d < count; ++d) {
     if (made[d]) found.gpus.push_back(std::move(made[d]));
-    else skipped += (skipped.empty() ? "" : "; ") + why[d];
+    else if (!why[d].empty()) skipped += (skipped.empty() ? "" : "; ") + why[d];
   }
   if (found.gpus.empty()) found.message = skipped;
   else started = true;

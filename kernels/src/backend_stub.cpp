@@ -5,7 +5,7 @@
 
 namespace tf::cuda {
 void install_backend() {
-  set_gpu_provider([](std::size_t) { return GpuDiscovery{{}, "built without CUDA"}; });
+  set_gpu_provider([](std::size_t, const std::vector<int>&) { return GpuDiscovery{{}, "built without CUDA"}; });
 }
 std::vector<ListedGpu> list_gpus_without_contexts() { return {}; }
 bool gpus_started() { return false; }

@@ -49,6 +49,31 @@ TEST(DeviceSpec, HowItTakesGpus) {
   EXPECT_FALSE(parse_device_spec("0,1,all").names_cpus());
 }
 
+// Discovery makes devices (contexts, buffers) only for the GPUs a spec names by number; "all" and "gpu"
+// take every GPU. A missing GPU is named with how many the driver reports, not how many were made.
+TEST(DeviceSelection, DiscoveryMakesOnlyTheNamedGpus) {
+  std::vector<std::vector<int>> asked;
+  set_gpu_provider([&asked](std::size_t, const std::vector<int>& only) {
+    asked.push_back(only);
+    GpuDiscovery none;
+    none.visible = 4;
+    none.message = "a fake driver with four GPUs that make no device";
+    return none;
+  });
+  struct Restore {
+    ~Restore() { set_gpu_provider({}); }
+  } restore;
+  EXPECT_NE(message_of([] { select_devices("2,cpu:1"); }, ErrorKind::Device).find("there is no GPU 2 (4 found"),
+            std::string::npos);
+  EXPECT_EQ(select_devices("all").devices.front()->info().kind, DeviceKind::Cpu);  // no GPU: the CPU
+  (void)message_of([] { select_devices("1,gpu"); }, ErrorKind::Device);
+  (void)select_devices("cpu");  // asks for no GPU at all
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[0], std::vector<int>{2});
+  EXPECT_TRUE(asked[1].empty());
+  EXPECT_TRUE(asked[2].empty());
+}
+
 TEST(DeviceSpec, MistakesNameTheFlagAndTheItem) {
   EXPECT_NE(message_of([] { parse_device_spec("0,banana"); }).find("--devices '0,banana': 'banana'"),
             std::string::npos);

@@ -71,7 +71,7 @@ DevicePtr make_fake_gpu(int ordinal, int streams) { return std::make_shared<Fake
 void install_fake_gpus(int count) {
   std::vector<DevicePtr> gpus;
   for (int i = 0; i < count; ++i) gpus.push_back(make_fake_gpu(i));
-  set_gpu_provider([gpus](std::size_t) { return GpuDiscovery{gpus, {}}; });
+  set_gpu_provider([gpus](std::size_t, const std::vector<int>&) { return GpuDiscovery{gpus, {}}; });
 }
 
 }  // namespace tf::test

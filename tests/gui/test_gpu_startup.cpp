@@ -43,7 +43,7 @@ class GpuStartup : public ::testing::Test {
     auto released = release_->get_future().share();
     auto calls = calls_;
     DevicePtr gpu = make_fake_gpu(0);
-    set_gpu_provider([released, calls, gpu](std::size_t) {
+    set_gpu_provider([released, calls, gpu](std::size_t, const std::vector<int>&) {
       released.wait();
       ++*calls;
       return GpuDiscovery{{gpu}, {}};

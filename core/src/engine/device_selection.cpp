@@ -83,20 +83,30 @@ void set_gpu_provider(GpuProvider p) {
   provider() = std::move(p);
 }
 
-GpuDiscovery discover_gpus(std::size_t memory_cap) {
+GpuDiscovery discover_gpus(std::size_t memory_cap, const std::vector<int>& only) {
   GpuProvider p;
   {
     std::lock_guard lock(provider_mutex);
     p = provider();
   }
   if (!p) return {{}, "this build has no GPU backend"};
-  GpuDiscovery found = p(memory_cap);
+  GpuDiscovery found = p(memory_cap, only);
   if (keeping_gpu_resources_until_exit())
     for (const auto& g : found.gpus) keep_until_exit(g);
   return found;
 }
 
 namespace {
+
+// The GPUs a spec names by number ("0,cpu:2" -> {0}), or none when it takes every GPU ("all", "gpu", "1,gpu").
+std::vector<int> named_gpus(const DeviceSpec& spec) {
+  std::vector<int> ordinals;
+  for (const DeviceSpec::Item& item : spec.items) {
+    if (item.kind == DeviceSpec::Kind::All || item.kind == DeviceSpec::Kind::Gpu) return {};
+    if (item.kind == DeviceSpec::Kind::Ordinal) ordinals.push_back(item.number);
+  }
+  return ordinals;
+}
 
 // select_devices; `all_gpus` gives the GPUs, asked only when the spec needs them.
 DeviceSelection select_from(const std::string& spec_in, const std::function<const GpuDiscovery&()>& all_gpus) {
@@ -132,7 +142,8 @@ DeviceSelection select_from(const std::string& spec_in, const std::function<cons
         if (it == found.gpus.end())
           throw Error(ErrorKind::Device,
                       fmt::format("--devices '{}': there is no GPU {} ({} found{}{})", spec, item.number,
-                                  found.gpus.size(), found.message.empty() ? "" : ": ", found.message));
+                                  found.visible >= 0 ? static_cast<std::size_t>(found.visible) : found.gpus.size(),
+                                  found.message.empty() ? "" : ": ", found.message));
         sel.devices.push_back(*it);
         break;
       }
@@ -153,7 +164,7 @@ DeviceSelection select_from(const std::string& spec_in, const std::function<cons
 DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap) {
   std::optional<GpuDiscovery> gpus;
   return select_from(spec, [&]() -> const GpuDiscovery& {
-    if (!gpus) gpus = discover_gpus(memory_cap);
+    if (!gpus) gpus = discover_gpus(memory_cap, named_gpus(parse_device_spec(spec)));
     return *gpus;
   });
 }

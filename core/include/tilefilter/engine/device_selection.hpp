@@ -41,8 +41,11 @@ DeviceSpec parse_device_spec(const std::string& spec);
 struct GpuDiscovery {
   std::vector<DevicePtr> gpus;
   std::string message;  // why there are none, when there are none
+  int visible = -1;     // GPUs the driver reports, made or not (-1: as many as gpus)
 };
-using GpuProvider = std::function<GpuDiscovery(std::size_t memory_cap)>;
+// `only`: the ordinals to make a device (context, buffers) for; empty: every GPU. "--devices 0" on a
+// shared machine leaves the other GPUs untouched, and the process without their contexts' host memory.
+using GpuProvider = std::function<GpuDiscovery(std::size_t memory_cap, const std::vector<int>& only)>;
 void set_gpu_provider(GpuProvider provider);
 
 // Device selection: "all" (every GPU, else the CPU), "gpu", "cpu" (one worker per core), "cpu:N",
@@ -54,7 +57,7 @@ struct DeviceSelection {
 DeviceSelection select_devices(const std::string& spec, std::size_t memory_cap = 0);
 // The same from GPUs discovered before (a process that keeps its devices: the GUI), with no discovery.
 DeviceSelection select_devices(const std::string& spec, const GpuDiscovery& discovered);
-GpuDiscovery discover_gpus(std::size_t memory_cap = 0);
+GpuDiscovery discover_gpus(std::size_t memory_cap = 0, const std::vector<int>& only = {});
 // How many of `devices` are GPUs.
 int gpu_count(const std::vector<DevicePtr>& devices);
 
