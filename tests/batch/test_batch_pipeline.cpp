@@ -139,6 +139,46 @@ TEST(BatchPipeline, WholeAndSplitImagesGiveTheReferenceBits) {
   EXPECT_GT(retried, 0);
 }
 
+// A CPU-only batch with a filter streams each JPEG band by band on one CPU worker: the same bytes as the
+// whole path (images split over the workers, --split-pixels 1), each file holding kStreamFileBytes of the
+// budget instead of its pixels twice; PNGs still go whole.
+TEST(BatchPipeline, CpuOnlyJpegsStreamBandByBandWithTheWholePathsBytes) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  fs::create_directories(in);
+  std::uint32_t seed = test_seed(75);
+  const std::vector<std::pair<int, int>> sizes = {{1203, 901}, {640, 480}, {37, 1500}, {1, 1}, {2000, 17}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const Image img = random_image(sizes[i].first, sizes[i].second, Format{PixelType::U8, i == 3 ? 1 : 3}, seed++);
+    EncodeOptions eo;
+    eo.quality = 90;
+    eo.subsampling = ChromaSubsampling::S420;
+    encode_file(in + fmt::format("/p{}.jpg", i), img.view(), eo);
+  }
+  encode_file(in + "/q.png", random_image(300, 200, Format{PixelType::U8, 3}, seed++).view());
+  const std::vector<std::string> specs = {"gaussian:sigma=2"};
+
+  BatchOptions streamed = cpu_options(in, dir / "streamed", specs);
+  const BatchReport rs = run_batch(streamed);
+  ASSERT_EQ(rs.exit_code(), 0);
+  BatchOptions whole = cpu_options(in, dir / "whole", specs);
+  whole.split_pixels = 1;  // every image split over both workers: never streamed
+  const BatchReport rw = run_batch(whole);
+  ASSERT_EQ(rw.exit_code(), 0);
+  ASSERT_EQ(rs.files.size(), sizes.size() + 1);
+  for (std::size_t k = 0; k < rs.files.size(); ++k) {
+    SCOPED_TRACE(rs.files[k].input);
+    EXPECT_EQ(read_bytes(rs.files[k].output), read_bytes(rw.files[k].output));
+    EXPECT_GT(rs.files[k].width, 0);
+    EXPECT_EQ(rs.files[k].encoder, rw.files[k].encoder);
+  }
+  const std::size_t largest_image = 1203ULL * 901 * 3;
+  const std::size_t stream_file_bytes = 16ULL << 20;  // the batch's kStreamFileBytes
+  EXPECT_GE(rs.peak_inflight_bytes, stream_file_bytes) << "a streamed file holds its share, more than these images";
+  EXPECT_LE(rs.peak_inflight_bytes, 2 * stream_file_bytes + 2 * 300 * 200 * 3) << "two decode threads, a file each";
+  EXPECT_GE(rw.peak_inflight_bytes, 2 * largest_image) << "the whole path holds a file's source and result";
+}
+
 // --codec: without a GPU codec (CPU devices, or a build without nvJPEG) auto keeps the CPU codecs
 // with a note, and gpu is refused before OUT_DIR is touched. The GPU suite covers the codec itself.
 TEST(BatchPipeline, CodecChoiceWithoutAGpuCodec) {

@@ -122,6 +122,13 @@ struct GpuCodecWorker {
   int device = 0;
 };
 
+// Images this large are split across every device; smaller ones go whole to one device, several at
+// once (tiles only add overhead there).
+inline constexpr long long kAutoSplitPixels = 64LL << 20;
+// Budget a file filtered band by band holds (stream_on_cpu): its bands, windows and codec state. A 12-MP JPEG
+// through `apply --memory 16M` peaked 1 MB above the process's own 63 MB (2-core VM, 2026-11-28).
+inline constexpr std::size_t kStreamFileBytes = 16ULL << 20;
+
 class BatchRun {
  public:
   BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::vector<DevicePtr> devices, std::size_t budget,
@@ -141,6 +148,10 @@ class BatchRun {
   void decode_one(int i, int lane, GpuPlace& place);
   // wait: whether the decode waits for room in the budget (false: it may go over the cap).
   bool decode_on_cpu(int i, int lane, Work& w, bool wait = true);
+  // CPU-only batches with a filter: file i decoded, filtered and encoded band by band on this thread
+  // (tf::filter_file on one CPU device), holding kStreamFileBytes of the budget instead of the image
+  // twice; false when the file is not for that path (it then goes whole, as any file).
+  bool stream_on_cpu(int i, int lane);
   PixelAllocator budget_allocator(Charge& charge, std::size_t factor, bool wait = true);
   bool send_to_gpu(int i, int lane, std::size_t& cpu_share, GpuPlace& place);
   bool charge_for_gpu(Work& w, std::size_t bytes);
@@ -187,6 +198,7 @@ class BatchRun {
   BatchPlan plan_;
   const Chain chain_;
   const std::vector<DevicePtr> devices_;
+  bool stream_files_ = false;  // CPU devices only, a filter, no GPU codec: stream_on_cpu takes the JPEGs
   Telemetry tel_;
   MemoryBudget budget_;
   BufferPool pool_;  // declared before anything holding images, so it outlives them

@@ -53,6 +53,9 @@ BatchRun::BatchRun(const BatchOptions& opt, BatchPlan plan, Chain chain, std::ve
     bytes_total_ += item.input_bytes;
   }
   images_per_device_.assign(devices_.size() + 1, 0);
+  stream_files_ = !chain_.empty() && gpu_workers_.empty() && !devices_.empty() &&
+                  std::all_of(devices_.begin(), devices_.end(),
+                              [](const DevicePtr& d) { return d->info().kind == DeviceKind::Cpu; });
   worker_summaries_.resize(gpu_workers_.size());
   for (std::size_t g = 0; g < gpu_workers_.size(); ++g)
     worker_summaries_[g].device = devices_[gpu_workers_[g].device]->info().id;

@@ -11,9 +11,6 @@ namespace tf::batch_detail {
 
 namespace {
 
-// Images this large are split across every device; smaller ones go whole to one device, several at
-// once (tiles only add overhead there).
-constexpr long long kAutoSplitPixels = 64LL << 20;
 // At the end of a batch, when nothing else is coming, images from this size up are split too so
 // that the other devices do not idle.
 constexpr long long kTailSplitPixels = 4LL << 20;
