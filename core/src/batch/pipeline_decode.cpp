@@ -89,7 +89,7 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   so.write.quality = opt_.quality;
   so.write.subsampling = opt_.subsampling;
   so.write.strip = opt_.strip;
-  so.memory_budget = kStreamFileBytes;
+  std::size_t charge_bytes = kStreamFileBytes;
   try {
     // Files read whole, images large enough to split over every core, and chains that cannot run band by band
     // go the whole path, whose budget counts their pixels. (A progressive JPEG's decoder keeps its coefficients,
@@ -103,12 +103,16 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
     if (info.access == RowAccess::Whole || static_cast<long long>(info.width) * info.height >= split ||
         opt_.job.border.mode == BorderMode::Wrap || !runs_in_one_pass(shape, chain_, {device}, opt_.job))
       return false;
+    // A small image holds no more than the whole path would charge it: its pixels and its result.
+    charge_bytes =
+        std::min(charge_bytes, 2 * static_cast<std::size_t>(shape.width) * shape.height * shape.format.pixel_bytes());
+    so.memory_budget = charge_bytes;
   } catch (const std::exception&) {
     return false;  // the whole path names what is wrong with the file
   }
   Charge charge(&budget_, 0);
-  if (!budget_.acquire(kStreamFileBytes, [this] { return aborting(); })) return discard(i), true;
-  charge.add(kStreamFileBytes);
+  if (!budget_.acquire(charge_bytes, [this] { return aborting(); })) return discard(i), true;
+  charge.add(charge_bytes);
   JobOptions job = opt_.job;
   job.cancel = opt_.abort;
   job.progress = nullptr;
