@@ -355,7 +355,7 @@ void add_batch(CLI::App& app) {
   cmd->add_option("--memory", a->memory,
                   "cap on decoded and filtered pixels (and compressed bytes) in flight, e.g. 2G (default: 1.5G less "
                   "the GPU codecs' own host memory, at least 512M; less where the machine has less than 6G; on CPU "
-                  "devices alone a JPEG-to-JPEG file streams band by band and holds 16M of it)")
+                  "devices alone a JPEG-to-JPEG file streams band by band and holds at most 16M of it)")
       ->transform(size_value());
   cmd->add_option("--host-memory", a->host_memory,
                   "decoded images in pinned or pageable host memory when a GPU filters them")
