@@ -9,7 +9,6 @@
 
 #include "../io/codec_checks.hpp"
 #include "batch_run.hpp"
-#include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/io/io.hpp"
 #include "tilefilter/io/stream.hpp"
 #include "tilefilter/util/error.hpp"
@@ -91,21 +90,16 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   so.write.strip = opt_.strip;
   std::size_t charge_bytes = kStreamFileBytes;
   try {
-    // Files read whole, images large enough to split over every core, and chains that cannot run band by band
-    // go the whole path, whose budget counts their pixels. (A progressive JPEG's decoder keeps its coefficients,
-    // about the image's size, beside the 16 MiB: rare in a folder of photos.)
+    // Images filter_file would take whole and images large enough to split over every core go the whole path,
+    // whose budget counts their pixels. (A progressive JPEG's decoder keeps its coefficients, about the
+    // image's size, beside the 16 MiB: rare in a folder of photos.)
     const ImageInfo info = open_image(item.input, opt_.limits)->info();
-    ImageView shape;
-    shape.width = info.width;
-    shape.height = info.height;
-    shape.format = info.format;
-    const long long split = opt_.split_pixels > 0 ? opt_.split_pixels : kAutoSplitPixels;
-    if (info.access == RowAccess::Whole || static_cast<long long>(info.width) * info.height >= split ||
-        opt_.job.border.mode == BorderMode::Wrap || !runs_in_one_pass(shape, chain_, {device}, opt_.job))
+    const long long pixels = static_cast<long long>(info.width) * info.height;
+    if (pixels >= (opt_.split_pixels > 0 ? opt_.split_pixels : kAutoSplitPixels) ||
+        !whole_image_reason(info, item.output, chain_, {device}, opt_.job, false).empty())
       return false;
     // A small image holds no more than the whole path would charge it: its pixels and its result.
-    charge_bytes =
-        std::min(charge_bytes, 2 * static_cast<std::size_t>(shape.width) * shape.height * shape.format.pixel_bytes());
+    charge_bytes = std::min(charge_bytes, 2 * static_cast<std::size_t>(pixels) * info.format.pixel_bytes());
     so.memory_budget = charge_bytes;
   } catch (const std::exception&) {
     return false;  // the whole path names what is wrong with the file

@@ -156,11 +156,8 @@ FilePlan open_and_plan(const std::string& input, const std::string& output, cons
   shape.width = W;
   shape.height = H;
   shape.format = info.format;
-  const bool rotate = plan.rotate = options.autorotate && info.metadata.orientation != 1;
-  // Wrap borders read rows from the far end of the image, which no band holds.
-  const bool wrap = job.border.mode == BorderMode::Wrap;
-  const bool one_band = rotate || wrap || info.access == RowAccess::Whole || !writer_streams(output) ||
-                        !runs_in_one_pass(shape, chain, devices, job);
+  plan.rotate = options.autorotate && info.metadata.orientation != 1;
+  const std::string whole = whole_image_reason(info, output, chain, devices, job, options.autorotate);
   const std::size_t working = cpu_working_sets(shape, chain, devices, job);
   const std::size_t budget = options.memory_budget ? options.memory_budget : default_budget(working);
   // A band at least twice its halo tall: the rows a border mirrors at the top and bottom edges (and a
@@ -170,17 +167,33 @@ FilePlan open_and_plan(const std::string& input, const std::string& output, cons
                  ? options.band_rows
                  : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
   plan.rows = std::min(std::max(rows, min_rows), H);
-  if (one_band) {
+  if (!whole.empty()) {
     plan.rows = H;
-    if (rotate)
-      add_note(report, fmt::format("--autorotate turns the whole image (orientation {})", info.metadata.orientation));
-    else if (info.access == RowAccess::Whole) add_note(report, fmt::format("{} reads this file whole", info.codec));
-    else if (!writer_streams(output)) add_note(report, "the output format is written whole");
-    else if (wrap) add_note(report, "the wrap border reads the far edge of the image: filtered whole");
-    else add_note(report, "this chain runs filter by filter over the whole image (wrap border or tiny image)");
+    add_note(report, whole);
   }
   return plan;
 }
+
+}  // namespace
+
+std::string whole_image_reason(const ImageInfo& info, const std::string& output, const Chain& chain,
+                               const std::vector<DevicePtr>& devices, const JobOptions& job, bool autorotate) {
+  ImageView shape;
+  shape.width = info.width;
+  shape.height = info.height;
+  shape.format = info.format;
+  if (autorotate && info.metadata.orientation != 1)
+    return fmt::format("--autorotate turns the whole image (orientation {})", info.metadata.orientation);
+  if (info.access == RowAccess::Whole) return fmt::format("{} reads this file whole", info.codec);
+  if (!writer_streams(output)) return "the output format is written whole";
+  // Wrap borders read rows from the far end of the image, which no band holds.
+  if (job.border.mode == BorderMode::Wrap) return "the wrap border reads the far edge of the image: filtered whole";
+  if (!runs_in_one_pass(shape, chain, devices, job))
+    return "this chain runs filter by filter over the whole image (wrap border or tiny image)";
+  return {};
+}
+
+namespace {
 
 // The whole image, turned upright, filtered and written in one band.
 void filter_rotated(FilePlan& plan, const std::string& output, const Chain& chain,

@@ -39,6 +39,12 @@ struct StreamReport {
 StreamReport filter_file(const std::string& input, const std::string& output, const Chain& chain,
                          const std::vector<DevicePtr>& devices, const JobOptions& job, const StreamOptions& options);
 
+// Why filter_file takes `info`'s image into `output` in one band (the whole image in memory): --autorotate
+// turning it, a reader or writer that works on whole images, a wrap border, a chain that cannot run in one
+// pass; "" when it streams band by band.
+std::string whole_image_reason(const ImageInfo& info, const std::string& output, const Chain& chain,
+                               const std::vector<DevicePtr>& devices, const JobOptions& job, bool autorotate);
+
 // The band height for an image `width` x `height` of `format` when `budget` bytes are left for
 // pixel buffers and codecs (filter_file first takes the CPU workers' tile working sets off
 // StreamOptions::memory_budget), with the chain's vertical halo.
