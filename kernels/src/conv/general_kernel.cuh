@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     const int kc = min(L.chunk, kh - ky0);
     __syncthreads();  // the previous chunk is done with st and taps (and sx is written)
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
-    GeneralStager<C, T, MinBlocks> stager;
+    GeneralStager<C, T, MinBlocks> stager(a);
     stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
     // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps.
     for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {

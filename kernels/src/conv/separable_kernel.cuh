@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "conv/block_layout.hpp"
 #include "conv/pixel_io.cuh"
@@ -25,6 +26,13 @@ template <int C, typename T, int KW> constexpr int sep_halo_regs() {
   return KW > 0 && chunk < 8 ? chunk : 8;
 }
 template <int C, typename T, int KW> constexpr int kSepHaloRegs = sep_halo_regs<C, T, KW>();
+// The fast staging path: LaneStager's fixed places when the width is known and leaves at most 32
+// halo columns, else AffineStager's cursors.
+template <int C, typename T, int KW>
+using SepStager =
+    ChunkStagerOf<C, T, false, kSepBatch<C, T>,
+                  std::conditional_t<(KW > 0 && KW - 1 <= S::kBlockWidth), LaneStager<C, T, S::kBlockWidth + KW - 1>,
+                                     AffineStager<C, T, false, 16, kSepHaloRegs<C, T, KW>>>>;
 
 // Separable convolution. Block (bx, seg) computes region columns [32 bx, 32 bx + 32) of rows
 // [seg * rows_per_block, ...). Staged input rows go through the row pass into a ring of float32
@@ -61,7 +69,7 @@ __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArg
   auto need = [&](int y) { return min(y + S::kSepStepRows, y_end) + kh - 1; };
   const int col0 = a.origin_x + bx;
   const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
-  ChunkStager<C, T, false, kSepBatch<C, T>, 16, kSepHaloRegs<C, T, KW>> stager;
+  SepStager<C, T, KW> stager(a);
   int y = y_begin, next = y_begin;
   int n = min(L.stage_rows, need(y) - next);
   stager.issue(a, sx, n, L.cols, a.origin_y + next, col0, columns_shift, fill);

@@ -108,6 +108,9 @@ struct AffineStager {
   static constexpr int kRowsPerBatch = 4 * kMain;  // 4 warps
   Raw<C, T> main[kMain], halo[kHalo];
 
+  __device__ __forceinline__ explicit AffineStager(std::size_t /*pitch*/) {}
+  __device__ __forceinline__ static bool takes(std::size_t /*pitch*/) { return true; }
+
   struct HaloCursor {
     int r, c, dr, dc, extra;
     __device__ __forceinline__ HaloCursor(int cols, int first) : extra(cols - S::kBlockWidth) {
@@ -207,18 +210,100 @@ struct AffineStager {
   }
 };
 
-// Stages one chunk of rows by the fast path when the block's columns (`columns_shift`) and the
-// chunk's rows map by a plain shift, else through the maps.
-template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs, int MaxMain = 8, int MaxHalo = 64>
-struct ChunkStager {
+// The separable kernel's fast path when its tap count is known at compile time and leaves at most
+// 32 halo columns (Cols = 32 + kw - 1): every thread's pixels sit at fixed places in the chunk, so
+// their offsets are computed once per kernel and each staged pixel costs a load, a 64-bit address
+// add, its conversion and a store at an immediate offset (AffineStager's cursors and guards cost
+// about as much again). Columns [0, 32) go one per lane, 4 rows apart per warp (rows warp + 4 i);
+// the halo columns go 32 / E rows a warp (E = Cols - 32), lane l at row l / E, column 32 + l % E,
+// 4 * (32 / E) rows apart; lanes past 32 / E rows repeat the first lanes' pixels (the same value to
+// the same place), so they need no guard. Chunks have at most 32 rows; a full one needs no row
+// guards when 4 * (32 / E) divides 32. The row-0 offsets are 32-bit: takes() refuses larger pitches.
+template <int C, typename T, int Cols> struct LaneStager {
+  static constexpr int kE = Cols - S::kBlockWidth;
+  static constexpr int kSw = Cols | 1;  // SepLayout::sw
+  static constexpr int kRows = S::kSepStepRows;
+  static constexpr int kMain = kRows / 4;
+  static constexpr int kHaloRowsPerWarp = kE > 0 ? 32 / kE : 1;
+  static constexpr int kHaloStep = 4 * kHaloRowsPerWarp;  // rows between a thread's halo pixels
+  static constexpr int kHalo = kE > 0 ? (kRows + kHaloStep - 1) / kHaloStep : 0;
+  // The halo batches end at row 32: no guards in a full chunk.
+  static constexpr bool kHaloExact = kHalo * kHaloStep == kRows;
+  static_assert(kE >= 0 && kE <= 32 && S::kThreads == 128 && S::kBlockWidth == 32, "LaneStager's layout");
+  static constexpr unsigned kPx = sizeof(T) * C;
+
+  Raw<C, T> main[kMain], halo[kHalo > 0 ? kHalo : 1];
+  unsigned main_off = 0, halo_off = 0;  // bytes from the chunk's (row 0, column 0) to this thread's row-0 pixels
+  int main_st = 0, halo_st = 0;         // their staged pixel indices
+  int halo_row = 0;                     // this thread's first halo row
+  const unsigned char *pm = nullptr, *ph = nullptr;
+
+  __device__ __forceinline__ static bool takes(std::size_t pitch) { return pitch * kRows < (std::size_t(1) << 32); }
+
+  __device__ __forceinline__ LaneStager(std::size_t pitch) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    main_off = static_cast<unsigned>(warp * pitch + lane * kPx);
+    main_st = warp * kSw + lane;
+    if constexpr (kE > 0) {
+      const int l = lane % (kHaloRowsPerWarp * kE);
+      const int hr = warp * kHaloRowsPerWarp + l / kE, hc = l % kE;
+      halo_row = hr;
+      halo_off = static_cast<unsigned>(hr * pitch + (S::kBlockWidth + hc) * kPx);
+      halo_st = hr * kSw + S::kBlockWidth + hc;
+    }
+  }
+
+  template <bool Full> __device__ __forceinline__ void load(int rows, std::size_t pitch) {
+    const int warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = 0; i < kMain; ++i)
+      if (Full || warp + 4 * i < rows) main[i] = load_raw<C, T>(pm + 4 * i * pitch, 0);
+#pragma unroll
+    for (int i = 0; i < kHalo; ++i)
+      if ((Full && kHaloExact) || halo_row + kHaloStep * i < (Full ? kRows : rows))
+        halo[i] = load_raw<C, T>(ph + kHaloStep * i * pitch, 0);
+  }
+
+  template <bool Full> __device__ __forceinline__ void put(Px<C>* st, int rows) const {
+    const int warp = threadIdx.x >> 5;
+    Px<C>* m = st + main_st;
+#pragma unroll
+    for (int i = 0; i < kMain; ++i)
+      if (Full || warp + 4 * i < rows) m[4 * i * kSw] = to_px<C, T>(main[i]);
+    Px<C>* h = st + halo_st;
+#pragma unroll
+    for (int i = 0; i < kHalo; ++i)
+      if ((Full && kHaloExact) || halo_row + kHaloStep * i < (Full ? kRows : rows))
+        h[kHaloStep * i * kSw] = to_px<C, T>(halo[i]);
+  }
+
+  __device__ __forceinline__ void issue(int rows, int /*cols*/, const unsigned char* p0, std::size_t pitch) {
+    pm = p0 + main_off;
+    ph = p0 + halo_off;
+    if (rows == kRows) load<true>(rows, pitch);
+    else load<false>(rows, pitch);
+  }
+
+  __device__ __forceinline__ void store(Px<C>* st, int /*sw*/, int rows, int /*cols*/, const unsigned char* /*p0*/,
+                                        std::size_t /*pitch*/) const {
+    if (rows == kRows) put<true>(st, rows);
+    else put<false>(st, rows);
+  }
+};
+
+// Stages one chunk of rows by the fast path (Shifted: AffineStager or LaneStager) when the block's
+// columns (`columns_shift`) and the chunk's rows map by a plain shift, else through the maps.
+template <int C, typename T, bool Pad, int NB, class Shifted> struct ChunkStagerOf {
   Stager<C, T, Pad, NB> mapped;
-  AffineStager<C, T, Pad, MainRegs, HaloRegs, MaxMain, MaxHalo> shifted;
+  Shifted shifted;
   bool fast = false;
   const unsigned char* p0 = nullptr;
 
+  __device__ __forceinline__ explicit ChunkStagerOf(const ConvArgs& a) : shifted(a.in.pitch) {}
+
   __device__ __forceinline__ void issue(const ConvArgs& a, const int* sx, int rows, int cols, int row0, int col0,
                                         bool columns_shift, const Raw<C, T>& fill) {
-    fast = columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi;
+    fast = columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi && Shifted::takes(a.in.pitch);
     if (fast) {
       p0 = static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(row0 + a.in.y_shift) * a.in.pitch +
            static_cast<std::size_t>(col0 + a.in.x_shift) * sizeof(T) * C;
@@ -233,6 +318,9 @@ struct ChunkStager {
     else mapped.store(st, sw, a, sx, rows, cols, row0, fill);
   }
 };
+
+template <int C, typename T, bool Pad, int NB, int MainRegs, int HaloRegs, int MaxMain = 8, int MaxHalo = 64>
+using ChunkStager = ChunkStagerOf<C, T, Pad, NB, AffineStager<C, T, Pad, MainRegs, HaloRegs, MaxMain, MaxHalo>>;
 
 // The block's plane columns [col0, col0 + cols) mapped to buffer columns (-1: the fill value).
 __device__ __forceinline__ void stage_columns(int* sx, int cols, int col0, const ConvArgs& a) {
