@@ -172,14 +172,19 @@ template <int C, typename T> __device__ __forceinline__ void put(T* d, const Out
     for (int c = 0; c < C; ++c) d[c] = p.v[c];
 }
 
-// The epilogue of one output pixel (see Epilogue).
-template <int C, typename T> __device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C>& v) {
+// The epilogue of one output pixel (see Epilogue). Float4 pixels go to the scratch plane in one
+// 16-byte store when Vec; a caller whose accumulators feed packed integer stores too passes false
+// (four 4-byte stores): a 16-byte store needs the pixel in four aligned consecutive registers, and
+// the compiler then moves every accumulator there before the branch on the epilogue (the separable
+// kernel's column pass: 24 moves per thread and step).
+template <int C, typename T, bool Vec = true>
+__device__ __forceinline__ void emit(const ConvArgs& a, int x, int y, const Px<C>& v) {
   float o[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) o[c] = channel<C>(v, c);
   if (a.epilogue == Epilogue::StoreFloat) {
     float* s = scratch_at<C>(a, x, y);
-    if constexpr (C == 4) *reinterpret_cast<float4*>(s) = v;
+    if constexpr (C == 4 && Vec) *reinterpret_cast<float4*>(s) = v;
     else
 #pragma unroll
       for (int c = 0; c < C; ++c) s[c] = o[c];
@@ -228,7 +233,7 @@ __device__ __forceinline__ void emit_column(const ConvArgs& a, int x, int y0, in
   }
 #pragma unroll
   for (int j = 0; j < kRun; ++j)
-    if (y0 + j < y_end) emit<C, T>(a, x, y0 + j, v[j]);
+    if (y0 + j < y_end) emit<C, T, false>(a, x, y0 + j, v[j]);
 }
 
 // A run of kRun pixels of one row starting at x0: 16-byte stores when the whole run is inside.
