@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "conv/block_layout.hpp"
 #include "conv/pixel_io.cuh"
@@ -232,7 +233,20 @@ template <int C, typename T, int Cols> struct LaneStager {
   static_assert(kE >= 0 && kE <= 32 && S::kThreads == 128 && S::kBlockWidth == 32, "LaneStager's layout");
   static constexpr unsigned kPx = sizeof(T) * C;
 
-  Raw<C, T> main[kMain], halo[kHalo > 0 ? kHalo : 1];
+  // u8 RGBA samples converted by the integer-to-float instructions, which the compiler spreads
+  // over the conversion unit (I2F with a byte select) and the ALU (I2FP): 6 instructions a pixel
+  // where to_px()'s byte permute and subtraction take 8. Both are exact.
+  static constexpr bool kBytes = C == 4 && sizeof(T) == 1;
+  using Held = Raw<C, T>;
+  __device__ __forceinline__ static Held fetch(const unsigned char* p) { return load_raw<C, T>(p, 0); }
+  __device__ __forceinline__ static Px<C> convert(const Held& h) {
+    if constexpr (kBytes)
+      return make_float4(__uint2float_rn(h.p & 0xFFu), __uint2float_rn(__byte_perm(h.p, 0, 0x4441)),
+                         __uint2float_rn(__byte_perm(h.p, 0, 0x4442)), __uint2float_rn(h.p >> 24));
+    else return to_px<C, T>(h);
+  }
+
+  Held main[kMain], halo[kHalo > 0 ? kHalo : 1];
   unsigned main_off = 0, halo_off = 0;  // bytes from the chunk's (row 0, column 0) to this thread's row-0 pixels
   int main_st = 0, halo_st = 0;         // their staged pixel indices
   int halo_row = 0;                     // this thread's first halo row
@@ -257,11 +271,11 @@ template <int C, typename T, int Cols> struct LaneStager {
     const int warp = threadIdx.x >> 5;
 #pragma unroll
     for (int i = 0; i < kMain; ++i)
-      if (Full || warp + 4 * i < rows) main[i] = load_raw<C, T>(pm + 4 * i * pitch, 0);
+      if (Full || warp + 4 * i < rows) main[i] = fetch(pm + 4 * i * pitch);
 #pragma unroll
     for (int i = 0; i < kHalo; ++i)
       if ((Full && kHaloExact) || halo_row + kHaloStep * i < (Full ? kRows : rows))
-        halo[i] = load_raw<C, T>(ph + kHaloStep * i * pitch, 0);
+        halo[i] = fetch(ph + kHaloStep * i * pitch);
   }
 
   template <bool Full> __device__ __forceinline__ void put(Px<C>* st, int rows) const {
@@ -269,12 +283,12 @@ template <int C, typename T, int Cols> struct LaneStager {
     Px<C>* m = st + main_st;
 #pragma unroll
     for (int i = 0; i < kMain; ++i)
-      if (Full || warp + 4 * i < rows) m[4 * i * kSw] = to_px<C, T>(main[i]);
+      if (Full || warp + 4 * i < rows) m[4 * i * kSw] = convert(main[i]);
     Px<C>* h = st + halo_st;
 #pragma unroll
     for (int i = 0; i < kHalo; ++i)
       if ((Full && kHaloExact) || halo_row + kHaloStep * i < (Full ? kRows : rows))
-        h[kHaloStep * i * kSw] = to_px<C, T>(halo[i]);
+        h[kHaloStep * i * kSw] = convert(halo[i]);
   }
 
   __device__ __forceinline__ void issue(int rows, int /*cols*/, const unsigned char* p0, std::size_t pitch) {
