@@ -26,12 +26,22 @@ template <int C, typename T, int KW> constexpr int sep_halo_regs() {
   return KW > 0 && chunk < 8 ? chunk : 8;
 }
 template <int C, typename T, int KW> constexpr int kSepHaloRegs = sep_halo_regs<C, T, KW>();
-// The fast staging path: LaneStager's fixed places when the width is known and leaves at most 32
-// halo columns, else AffineStager's cursors.
+// The fast staging path: LaneStager's fixed places when the width is known, leaves at most 32 halo
+// columns and a chunk's pixels fit AffineStager's budget of 24 registers in flight (u8 RGBA, one- and
+// two-register pixels of narrow kernels: wider ones would spill, f32 RGBA 31 taps 384 bytes), else
+// AffineStager's cursors.
+template <int C, typename T, int KW> constexpr bool sep_lane_staging() {
+  if constexpr (KW > 0 && KW - 1 <= S::kBlockWidth) {
+    using L = LaneStager<C, T, S::kBlockWidth + KW - 1>;
+    return raw_regs<C, T>() * (L::kMain + L::kHalo) <= 24;
+  } else {
+    return false;
+  }
+}
 template <int C, typename T, int KW>
 using SepStager =
     ChunkStagerOf<C, T, false, kSepBatch<C, T>,
-                  std::conditional_t<(KW > 0 && KW - 1 <= S::kBlockWidth), LaneStager<C, T, S::kBlockWidth + KW - 1>,
+                  std::conditional_t<sep_lane_staging<C, T, KW>(), LaneStager<C, T, S::kBlockWidth + KW - 1>,
                                      AffineStager<C, T, false, 16, kSepHaloRegs<C, T, KW>>>>;
 
 // Separable convolution. Block (bx, seg) computes region columns [32 bx, 32 bx + 32) of rows
