@@ -46,8 +46,13 @@ struct GeneralLayout {
   int cols, sw, chunk, ts;
   TF_HOST_DEVICE GeneralLayout(int kw, int chunk_rows)
       : cols(S::kBlockWidth + kw - 1), chunk(chunk_rows), ts((kw + kRun - 1) / kRun * kRun) {
+    sw = row_stride(cols);
+  }
+  // Padded pixels of `cols` columns (c at c + c / 8) and one more, rounded up to 2 (mod 4): the two
+  // rows of a thread pair land 4 banks apart.
+  static TF_HOST_DEVICE constexpr int row_stride(int cols) {
     const int p = cols + (cols >> 3) + 1;
-    sw = p + ((2 - (p & 3)) & 3);  // == 2 (mod 4): the two rows of a thread pair land 4 banks apart
+    return p + ((2 - (p & 3)) & 3);
   }
   TF_HOST_DEVICE int rows() const { return S::kGeneralRows + chunk - 1; }
   TF_HOST_DEVICE std::size_t taps_offset(std::size_t px) const {

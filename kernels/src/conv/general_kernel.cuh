@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "conv/block_layout.hpp"
 #include "conv/pixel_io.cuh"
@@ -29,9 +30,19 @@ template <int C, typename T> constexpr bool kGeneralTaps4 = C == 4 && sizeof(T) 
 // 8-bit samples, 12 and 8 for 16-bit RGBA, 6 and 4 for float RGBA, where four blocks keep 8 and 4
 // registers' worth (31x31 on an H200 with the taps four at a time: u8 6.44 -> 6.51 Gpix/s, u16
 // 5.86 -> 6.23, f32 5.55 -> 6.05).
+// When the kernel width is fixed at compile time and a chunk of KW kernel rows fits in flight (24
+// registers of pixels at four blocks a multiprocessor, 48 at two: u8 RGBA 9x9 and 31x31),
+// GeneralLaneStager stages it from fixed per-thread places in one round trip.
 template <int C, typename T, int MinBlocks>
-using GeneralStager = ChunkStager<C, T, true, kGeneralBatch<C, T>, MinBlocks == 2 ? 24 : 8, MinBlocks == 2 ? 16 : 4,
-                                  MinBlocks == 2 ? 16 : 8, MinBlocks == 2 ? 8 : 64>;
+using GeneralAffineStager = AffineStager<C, T, true, MinBlocks == 2 ? 24 : 8, MinBlocks == 2 ? 16 : 4,
+                                         MinBlocks == 2 ? 16 : 8, MinBlocks == 2 ? 8 : 64>;
+template <int C, typename T, int KW, int MinBlocks>
+constexpr bool kGeneralLanes = C == 4 && KW > 1 && KW <= 33 &&
+                               general_lane_pixels(KW) * raw_regs<C, T>() <= (MinBlocks == 2 ? 48 : 24);
+template <int C, typename T, int KW, int MinBlocks>
+using GeneralStager = ChunkStagerOf<C, T, true, kGeneralBatch<C, T>,
+                                    std::conditional_t<kGeneralLanes<C, T, KW, MinBlocks>, GeneralLaneStager<C, T, KW>,
+                                                       GeneralAffineStager<C, T, MinBlocks>>>;
 
 // One staged row through slide_rows() for output rows [lo, hi] of the thread's two (lo <= hi):
 // the three cases as instantiations, so that every accumulator index stays a constant.
@@ -77,21 +88,38 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     const int kc = min(L.chunk, kh - ky0);
     __syncthreads();  // the previous chunk is done with st and taps (and sx is written)
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
-    GeneralStager<C, T, MinBlocks> stager(a);
-    stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
-    // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps.
-    for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {
-      const int r = i / L.ts, c = i - r * L.ts;
-      taps[i] = c < kw ? __ldg(a.taps + static_cast<std::size_t>(ky0 + r) * kw + c) : 0.0f;
+    GeneralStager<C, T, KW, MinBlocks> stager(a);
+    // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps; staged while the
+    // chunk's loads fly.
+    auto stage_taps = [&] {
+      for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {
+        const int r = i / L.ts, c = i - r * L.ts;
+        taps[i] = c < kw ? __ldg(a.taps + static_cast<std::size_t>(ky0 + r) * kw + c) : 0.0f;
+      }
+    };
+    if constexpr (kGeneralLanes<C, T, KW, MinBlocks>) {
+      // One branch on the path (ChunkStagerOf::stage): else the lane stager's pixels stay live.
+      stager.stage(st, L.sw, a, sx, rows, L.cols, row0, col0, columns_shift, fill, stage_taps);
+    } else {
+      stager.issue(a, sx, rows, L.cols, row0, col0, columns_shift, fill);
+      stage_taps();
+      stager.store(st, L.sw, a, sx, rows, L.cols, row0, fill);
     }
-    stager.store(st, L.sw, a, sx, rows, L.cols, row0, fill);
     __syncthreads();
     // Staged row 2*pair + q feeds output row 0 with kernel row q and output row 1 with row q - 1.
     const Px<C>* mine = st + 2 * pair * L.sw + 9 * tx;
     auto window = [](const Px<C>* src) { return [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; }; };
-    for (int q = 0; q <= kc; ++q)
-      slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
-                                             window(mine + q * L.sw));
+    if constexpr (MinBlocks == 2) {
+      // Row and tap pointers stepped, not recomputed from threadIdx each row (31x31: 8 instructions
+      // fewer a staged row); at four blocks the 9x9 kernel has no registers for them (it spills).
+      const float* tq = taps;
+      for (int q = 0; q <= kc; ++q, mine += L.sw, tq += L.ts)
+        slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, tq, L.ts, window(mine));
+    } else {
+      for (int q = 0; q <= kc; ++q)
+        slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
+                                               window(mine + q * L.sw));
+    }
   }
   const int y = by + 2 * pair, x0 = bx + tx * kRun;
   emit_run<C, T>(a, x0, y, acc[0]);

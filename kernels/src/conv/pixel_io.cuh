@@ -237,6 +237,9 @@ __device__ __forceinline__ void emit_column(const ConvArgs& a, int x, int y0, in
 }
 
 // A run of kRun pixels of one row starting at x0: 16-byte stores when the whole run is inside.
+// Where that packed path exists (8- and 16-bit RGBA), the other epilogues store floats one at a
+// time (emit's Vec): a float4 store would make the compiler move all 64 accumulators of the 2-D
+// kernel into aligned quads before the branch on the epilogue.
 template <int C, typename T>
 __device__ __forceinline__ void emit_run(const ConvArgs& a, int x0, int y, const Px<C> (&v)[kRun]) {
   if (y >= a.height) return;
@@ -263,7 +266,7 @@ __device__ __forceinline__ void emit_run(const ConvArgs& a, int x0, int y, const
   }
 #pragma unroll
   for (int i = 0; i < kRun; ++i)
-    if (x0 + i < a.width) emit<C, T>(a, x0 + i, y, v[i]);
+    if (x0 + i < a.width) emit<C, T, !(C == 4 && sizeof(T) <= 2)>(a, x0 + i, y, v[i]);
 }
 
 }  // namespace tf::cuda::conv

@@ -305,6 +305,117 @@ template <int C, typename T, int Cols> struct LaneStager {
   }
 };
 
+// Pixels a thread holds in one batch (GeneralLaneStager's kMain + kHalo), for 1 < kw <= 33.
+constexpr int general_lane_pixels(int kw) {
+  return (S::kGeneralRows + kw - 1 + 3) / 4 +
+         (S::kGeneralRows + kw - 1 + 4 * (32 / (kw - 1)) - 1) / (4 * (32 / (kw - 1)));
+}
+
+// The 2-D kernel's fast path when its kernel width KW is known at compile time: as LaneStager,
+// every thread's pixels sit at fixed places of the chunk (padded layout, GeneralLayout), so a
+// staged pixel costs a load, a 64-bit address add, its conversion and a store at an immediate
+// offset, all of a chunk's loads in flight at once (AffineStager's cursors, guards and batches cost
+// about as much again: u8 RGBA 9x9 879 -> 488 instructions a thread and chunk). A batch is a chunk of
+// KW kernel rows (Rows = 64 + KW - 1 staged rows): columns [0, 32) one per lane, rows warp + 4 i;
+// the E = KW - 1 halo columns 32 / E rows a warp (lane l at row l / E, column 32 + l % E), rows
+// kHaloStep apart; lanes past 32 / E rows repeat the first lanes' pixels (same value, same place).
+// A batch that the chunk fills needs guards only on its last row group; taller chunks take more
+// batches, shorter ones guard every row. Samples convert as LaneStager's. Row offsets are 32-bit:
+// takes() refuses larger pitches.
+template <int C, typename T, int KW> struct GeneralLaneStager {
+  static constexpr int kCols = S::kBlockWidth + KW - 1;
+  static constexpr int kE = kCols - S::kBlockWidth;
+  static constexpr int kSw = GeneralLayout::row_stride(kCols);
+  static constexpr int kRows = S::kGeneralRows + KW - 1;
+  static constexpr int kMain = (kRows + 3) / 4;
+  static constexpr int kHaloRowsPerWarp = kE > 0 ? 32 / kE : 1;
+  static constexpr int kHaloStep = 4 * kHaloRowsPerWarp;
+  static constexpr int kHalo = kE > 0 ? (kRows + kHaloStep - 1) / kHaloStep : 0;
+  static_assert(kE >= 1 && kE <= 32 && S::kThreads == 128 && S::kBlockWidth == 32, "GeneralLaneStager's layout");
+  static_assert(kMain + kHalo == general_lane_pixels(KW), "general_lane_pixels()");
+  static constexpr unsigned kPx = sizeof(T) * C;
+  using Held = Raw<C, T>;
+  __device__ __forceinline__ static Held fetch(const unsigned char* p) { return load_raw<C, T>(p, 0); }
+  __device__ __forceinline__ static Px<C> convert(const Held& h) { return LaneStager<C, T, kCols>::convert(h); }
+
+  Held main[kMain], halo[kHalo > 0 ? kHalo : 1];
+
+  __device__ __forceinline__ static bool takes(std::size_t pitch) {
+    return pitch * (kRows + kHaloStep) < (std::size_t(1) << 32);
+  }
+  __device__ __forceinline__ explicit GeneralLaneStager(std::size_t /*pitch*/) {}
+
+  // The thread's places, computed where used (t = threadIdx.x): main pixel i and halo pixel j of
+  // the batch at row r0 are chunk rows r0 + warp + 4 i and r0 + halo_row(t) + kHaloStep j.
+  __device__ __forceinline__ static int lane_halo(unsigned t) {
+    return static_cast<int>(t & 31) % (kHaloRowsPerWarp * (kE > 0 ? kE : 1));
+  }
+  __device__ __forceinline__ static int halo_row(unsigned t) {
+    return static_cast<int>(t >> 5) * kHaloRowsPerWarp + lane_halo(t) / kE;
+  }
+  __device__ __forceinline__ static int halo_col(unsigned t) { return S::kBlockWidth + lane_halo(t) % kE; }
+
+  // Full: the batch's kRows rows are all in the chunk.
+  template <bool Full> __device__ __forceinline__ static bool main_in(unsigned t, int r0, int rows, int i) {
+    const int r = static_cast<int>(t >> 5) + 4 * i;
+    return (4 * i + 3 < kRows || r < kRows) && (Full || r0 + r < rows);
+  }
+  template <bool Full> __device__ __forceinline__ static bool halo_in(unsigned t, int r0, int rows, int j) {
+    const int r = halo_row(t) + kHaloStep * j;
+    return (kHaloStep * (j + 1) <= kRows || r < kRows) && (Full || r0 + r < rows);
+  }
+
+  template <bool Full>
+  __device__ __forceinline__ void load(int r0, int rows, const unsigned char* b, std::size_t pitch) {
+    const unsigned t = threadIdx.x, p32 = static_cast<unsigned>(pitch), step = 4 * p32, hstep = step * kHaloRowsPerWarp;
+    const unsigned char* pm = b + ((t >> 5) * p32 + (t & 31) * kPx);
+#pragma unroll
+    for (int i = 0; i < kMain; ++i)
+      if (main_in<Full>(t, r0, rows, i)) main[i] = fetch(pm + static_cast<unsigned long long>(step) * i);
+    if constexpr (kE > 0) {
+      const unsigned char* ph = b + (halo_row(t) * p32 + halo_col(t) * kPx);
+#pragma unroll
+      for (int j = 0; j < kHalo; ++j)
+        if (halo_in<Full>(t, r0, rows, j)) halo[j] = fetch(ph + static_cast<unsigned long long>(hstep) * j);
+    }
+  }
+
+  template <bool Full> __device__ __forceinline__ void put(int r0, int rows, Px<C>* st) const {
+    const unsigned t = threadIdx.x;
+    Px<C>* m = st + (r0 + static_cast<int>(t >> 5)) * kSw + phys<true>(static_cast<int>(t & 31));
+#pragma unroll
+    for (int i = 0; i < kMain; ++i)
+      if (main_in<Full>(t, r0, rows, i)) m[4 * i * kSw] = convert(main[i]);
+    if constexpr (kE > 0) {
+      Px<C>* h = st + (r0 + halo_row(t)) * kSw + phys<true>(halo_col(t));
+#pragma unroll
+      for (int j = 0; j < kHalo; ++j)
+        if (halo_in<Full>(t, r0, rows, j)) h[kHaloStep * j * kSw] = convert(halo[j]);
+    }
+  }
+
+  // Loads the batch at row r0.
+  __device__ __forceinline__ void load_batch(int r0, int rows, const unsigned char* p0, std::size_t pitch) {
+    const unsigned char* b = p0 + static_cast<std::size_t>(r0) * pitch;
+    if (r0 + kRows <= rows) load<true>(r0, rows, b, pitch);
+    else load<false>(r0, rows, b, pitch);
+  }
+
+  __device__ __forceinline__ void issue(int rows, int /*cols*/, const unsigned char* p0, std::size_t pitch) {
+    load_batch(0, rows, p0, pitch);
+  }
+
+  __device__ __forceinline__ void store(Px<C>* st, int /*sw*/, int rows, int /*cols*/, const unsigned char* p0,
+                                        std::size_t pitch) {
+    for (int r0 = 0;; r0 += kRows) {
+      if (r0 + kRows <= rows) put<true>(r0, rows, st);
+      else put<false>(r0, rows, st);
+      if (r0 + kRows >= rows) break;
+      load_batch(r0 + kRows, rows, p0, pitch);
+    }
+  }
+};
+
 // Stages one chunk of rows by the fast path (Shifted: AffineStager or LaneStager) when the block's
 // columns (`columns_shift`) and the chunk's rows map by a plain shift, else through the maps.
 template <int C, typename T, bool Pad, int NB, class Shifted> struct ChunkStagerOf {
@@ -330,6 +441,27 @@ template <int C, typename T, bool Pad, int NB, class Shifted> struct ChunkStager
                                         int row0, const Raw<C, T>& fill) {
     if (fast) shifted.store(st, sw, rows, cols, p0, a.in.pitch);
     else mapped.store(st, sw, a, sx, rows, cols, row0, fill);
+  }
+  // issue(), between() while the loads fly, store(), with one branch on the path: then the compiler
+  // sees each path's pixels written before they are read, and keeps neither path's registers live
+  // around the caller's loop (issue() and store() branch apart on `fast`; a path through one's fast
+  // branch and the other's mapped one looks possible to it).
+  template <class Between>
+  __device__ __forceinline__ void stage(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols,
+                                        int row0, int col0, bool columns_shift, const Raw<C, T>& fill,
+                                        Between between) {
+    if (columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi && Shifted::takes(a.in.pitch)) {
+      const unsigned char* p = static_cast<const unsigned char*>(a.in.data) +
+                               static_cast<std::size_t>(row0 + a.in.y_shift) * a.in.pitch +
+                               static_cast<std::size_t>(col0 + a.in.x_shift) * sizeof(T) * C;
+      shifted.issue(rows, cols, p, a.in.pitch);
+      between();
+      shifted.store(st, sw, rows, cols, p, a.in.pitch);
+    } else {
+      mapped.issue(a, sx, rows, cols, row0, fill);
+      between();
+      mapped.store(st, sw, a, sx, rows, cols, row0, fill);
+    }
   }
 };
 
