@@ -99,7 +99,8 @@ __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArg
 #pragma unroll
       for (int i = 0; i < kRun; ++i) acc[i] = splat<C>(0.0f);
       const Px<C>* src = st + rp_row * L.sw + rp_x;
-      slide<C, true, false>(acc, acc, kw, taps, taps, [src](int k, int j) { return src[k + j]; });
+      slide<C, true, false, (C > 1 && KW >= 2 * kRun)>(acc, acc, kw, taps, taps,
+                                                       [src](int k, int j) { return src[k + j]; });
       const int slot = (next + rp_row) % L.rb;
       Px<C>* dst = ring + slot * SepLayout::kRingStride + rp_x;
 #pragma unroll
@@ -121,11 +122,12 @@ __global__ void __launch_bounds__(S::kThreads, 4) separable_kernel(const ConvArg
         for (int i = 0; i < kRun; ++i) acc[i] = splat<C>(0.0f);
         const int rb = L.rb, s0 = y0 % rb;  // a multiple of 8, as y0 and rb are
         const Px<C>* col = ring + lane;
-        slide<C, true, false>(acc, acc, kh, taps + kw, taps + kw, [col, s0, rb](int k, int j) {
-          int b = s0 + k;  // k < kh + 8 <= rb + 8: one wrap at most, and b stays a multiple of 8
-          b = b >= rb ? b - rb : b;
-          return col[(b + j) * SepLayout::kRingStride];
-        });
+        slide<C, true, false, (C > 1 && KH >= 2 * kRun)>(
+            acc, acc, kh, taps + kw, taps + kw, [col, s0, rb](int k, int j) {
+              int b = s0 + k;  // k < kh + 8 <= rb + 8: one wrap at most, and b stays a multiple of 8
+              b = b >= rb ? b - rb : b;
+              return col[(b + j) * SepLayout::kRingStride];
+            });
         const int x = bx + lane;
         if (x < a.width) emit_column<C, T>(a, x, y0, y_end, acc);
       }

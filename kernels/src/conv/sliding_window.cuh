@@ -13,7 +13,10 @@ namespace tf::cuda::conv {
 
 // The sliding window: for i < kRun, acc0[i] += sum_k w(k + i) * t0[k] (and acc1 with t1), k = 0..K-1 in
 // order. load(k, j) returns window element k + j for k a multiple of kRun and j < 2R - 1 (compile-time).
-template <int C, bool Use0, bool Use1, class Load>
+// Peel: the first group of kRun taps outside the loop over groups (K known at compile time and at
+// least 2 kRun, where the compiler keeps the loop): accumulators the caller has just zeroed then take
+// their first FMAs with a zero addend, and the zeroing instructions go (31 taps: 16 a pass).
+template <int C, bool Use0, bool Use1, bool Peel = false, class Load>
 __device__ __forceinline__ void slide(Px<C> (&acc0)[kRun], Px<C> (&acc1)[kRun], int K, const float* t0, const float* t1,
                                       Load load) {
   Px<C> w[kRun];
@@ -34,9 +37,24 @@ __device__ __forceinline__ void slide(Px<C> (&acc0)[kRun], Px<C> (&acc1)[kRun], 
     }
   };
   int k = 0;
-  for (; k + kRun <= K; k += kRun) {
+  if constexpr (Peel) {
+    // The tail group's start from K, not from the loop's exit: else the compiler loses it and
+    // guards every tail tap.
+    const int kt = K / kRun * kRun;
+    if (kt > 0) {
 #pragma unroll
-    for (int u = 0; u < kRun; ++u) tap(k, u);
+      for (int u = 0; u < kRun; ++u) tap(0, u);
+    }
+    for (k = kRun; k < kt; k += kRun) {
+#pragma unroll
+      for (int u = 0; u < kRun; ++u) tap(k, u);
+    }
+    k = kt;
+  } else {
+    for (; k + kRun <= K; k += kRun) {
+#pragma unroll
+      for (int u = 0; u < kRun; ++u) tap(k, u);
+    }
   }
   if (k < K) {
 #pragma unroll
