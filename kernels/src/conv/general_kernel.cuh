@@ -90,8 +90,10 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     const int rows = S::kGeneralRows + kc - 1, row0 = a.origin_y + by + ky0;
     GeneralStager<C, T, KW, MinBlocks> stager(a);
     // Kernel rows ts floats apart, zero-padded: 16-byte aligned groups of 8 taps; staged while the
-    // chunk's loads fly.
+    // chunk's loads fly. One or two taps a thread for 9x9, not unrolled (the unrolled loop's set-up
+    // cost it about 25 instructions a thread); eight for 31x31, which keeps the unrolling.
     auto stage_taps = [&] {
+#pragma unroll(KW > 0 && KW < 2 * kRun ? 1 : 4)
       for (int i = threadIdx.x; i < kc * L.ts; i += S::kThreads) {
         const int r = i / L.ts, c = i - r * L.ts;
         taps[i] = c < kw ? __ldg(a.taps + static_cast<std::size_t>(ky0 + r) * kw + c) : 0.0f;
@@ -107,18 +109,35 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
     }
     __syncthreads();
     // Staged row 2*pair + q feeds output row 0 with kernel row q and output row 1 with row q - 1.
+    constexpr bool kT4 = kGeneralTaps4<C, T>;
     const Px<C>* mine = st + 2 * pair * L.sw + 9 * tx;
     auto window = [](const Px<C>* src) { return [src](int k, int j) { return src[(k + (k >> 3)) + (j + (j >> 3))]; }; };
-    if constexpr (MinBlocks == 2) {
-      // Row and tap pointers stepped, not recomputed from threadIdx each row (31x31: 8 instructions
-      // fewer a staged row); at four blocks the 9x9 kernel has no registers for them (it spills).
+    if constexpr (KW > 0) {
+      // Row 0 feeds output row 0 only, row kc output row 1 only, the loop over the rows between
+      // both, with no branch on which (9x9: 49 instructions fewer a thread and chunk, 31x31 102).
+      // The width-generic kernels keep one loop (peeled, the f32 RGBA one spills 120 bytes).
+      slide_rows<C, 2, 0, 0, KW, kT4>(acc, kw, taps, L.ts, window(mine));
+      if constexpr (MinBlocks == 2) {
+        // Row and tap pointers stepped, not recomputed from threadIdx each row (31x31: 8
+        // instructions fewer a staged row); at four blocks the 9x9 kernel has no registers for
+        // them (it spills).
+        const float* tq = taps + L.ts;
+        const Px<C>* row = mine + L.sw;
+        for (int q = 1; q < kc; ++q, row += L.sw, tq += L.ts)
+          slide_rows<C, 2, 0, 1, KW, kT4>(acc, kw, tq, L.ts, window(row));
+      } else {
+        for (int q = 1; q < kc; ++q)
+          slide_rows<C, 2, 0, 1, KW, kT4>(acc, kw, taps + q * L.ts, L.ts, window(mine + q * L.sw));
+      }
+      slide_rows<C, 2, 1, 1, KW, kT4>(acc, kw, taps + kc * L.ts, L.ts, window(mine + kc * L.sw));
+    } else if constexpr (MinBlocks == 2) {
       const float* tq = taps;
       for (int q = 0; q <= kc; ++q, mine += L.sw, tq += L.ts)
-        slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, tq, L.ts, window(mine));
+        slide_pair<C, KW, kT4>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, tq, L.ts, window(mine));
     } else {
       for (int q = 0; q <= kc; ++q)
-        slide_pair<C, KW, kGeneralTaps4<C, T>>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
-                                               window(mine + q * L.sw));
+        slide_pair<C, KW, kT4>(q == kc ? 1 : 0, q == 0 ? 0 : 1, acc, kw, taps + q * L.ts, L.ts,
+                               window(mine + q * L.sw));
     }
   }
   const int y = by + 2 * pair, x0 = bx + tx * kRun;
