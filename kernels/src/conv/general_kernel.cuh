@@ -73,10 +73,16 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocks) general_kernel(const C
   const int bx = blockIdx.x * S::kBlockWidth, by = blockIdx.y * S::kGeneralRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int tx = lane & 3, pair = warp * 8 + (lane >> 2);
-  stage_columns(sx, L.cols, a.origin_x + bx, a);
   const Raw<C, T> fill = fill_raw<C, T>(a.in.fill);
   const int col0 = a.origin_x + bx;
   const bool columns_shift = col0 >= a.in.x_lo && col0 + L.cols <= a.in.x_hi;
+  // The column map only for blocks with a chunk off the fast path (every chunk's rows lie in
+  // [origin_y + by, + 64 + kh - 1)); interior blocks skip it (9x9: about 45 instructions a thread).
+  // Only where the lane stager runs: elsewhere the test cost registers (one-channel 9x9 80 -> 96)
+  // or spills (u8 RGBA at KW 0: 24 -> 28 bytes).
+  if (!kGeneralLanes<C, T, KW, MinBlocks> ||
+      !GeneralStager<C, T, KW, MinBlocks>::shifts(a, columns_shift, a.origin_y + by, S::kGeneralRows + kh - 1))
+    stage_columns(sx, L.cols, col0, a);
 
   Px<C> acc[2][kRun];
 #pragma unroll

@@ -426,9 +426,14 @@ template <int C, typename T, bool Pad, int NB, class Shifted> struct ChunkStager
 
   __device__ __forceinline__ explicit ChunkStagerOf(const ConvArgs& a) : shifted(a.in.pitch) {}
 
+  // Whether rows [row0, row0 + rows) take the fast path (and so never read the column map).
+  __device__ __forceinline__ static bool shifts(const ConvArgs& a, bool columns_shift, int row0, int rows) {
+    return columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi && Shifted::takes(a.in.pitch);
+  }
+
   __device__ __forceinline__ void issue(const ConvArgs& a, const int* sx, int rows, int cols, int row0, int col0,
                                         bool columns_shift, const Raw<C, T>& fill) {
-    fast = columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi && Shifted::takes(a.in.pitch);
+    fast = shifts(a, columns_shift, row0, rows);
     if (fast) {
       p0 = static_cast<const unsigned char*>(a.in.data) + static_cast<std::size_t>(row0 + a.in.y_shift) * a.in.pitch +
            static_cast<std::size_t>(col0 + a.in.x_shift) * sizeof(T) * C;
@@ -450,7 +455,7 @@ template <int C, typename T, bool Pad, int NB, class Shifted> struct ChunkStager
   __device__ __forceinline__ void stage(Px<C>* st, int sw, const ConvArgs& a, const int* sx, int rows, int cols,
                                         int row0, int col0, bool columns_shift, const Raw<C, T>& fill,
                                         Between between) {
-    if (columns_shift && row0 >= a.in.y_lo && row0 + rows <= a.in.y_hi && Shifted::takes(a.in.pitch)) {
+    if (shifts(a, columns_shift, row0, rows)) {
       const unsigned char* p = static_cast<const unsigned char*>(a.in.data) +
                                static_cast<std::size_t>(row0 + a.in.y_shift) * a.in.pitch +
                                static_cast<std::size_t>(col0 + a.in.x_shift) * sizeof(T) * C;
