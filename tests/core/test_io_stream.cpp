@@ -215,6 +215,30 @@ TEST(StreamApply, PeakMemoryStaysWithinTheBudget) {
 #endif
 }
 
+// The codecs' reserve grows with the cores only where they run a worker per core (TIFF, the PNG
+// writer): a JPEG's reader and writer are one thread each, so a JPEG-to-JPEG file keeps 8 MiB for
+// them on any machine. (With the per-core reserve a batch's 16-MiB file had bands of 22 rows on 64
+// cores, the least its halo allows.)
+TEST(StreamFile, OneThreadCodecsReserveTheSameOnEveryMachine) {
+  const Format rgb8{PixelType::U8, 3};
+  const Halo halo{5, 5, 5, 5};
+  // (16 MiB - 8 MiB) / 12000-byte rows, less two windows' halo rows, over two windows and two bands.
+  EXPECT_EQ(band_rows_for_budget(4000, 3000, rgb8, halo, 16 << 20, false), ((8 << 20) / 12000 - 20) / 4);
+  EXPECT_LT(band_rows_for_budget(4000, 3000, rgb8, halo, 16 << 20, true),
+            band_rows_for_budget(4000, 3000, rgb8, halo, 16 << 20, false));
+
+  test::TempDir dir;
+  const std::string in = dir / "in.jpg";
+  encode_file(in, test::random_image(1200, 700, rgb8, test::test_seed(23)).view());
+  StreamOptions o;
+  o.memory_budget = 16 << 20;
+  const Chain chain = parse_chain({"gaussian:sigma=1.5"});
+  const StreamReport jpeg = filter_file(in, dir / "out.jpg", chain, cpu(1), {}, o);
+  const StreamReport tiff = filter_file(in, dir / "out.tif", chain, cpu(1), {}, o);
+  EXPECT_GT(jpeg.band_rows, tiff.band_rows) << "the TIFF writer's per-core strips come out of the same budget";
+  EXPECT_GE(jpeg.band_rows, 200) << "16 MiB less 8 for the codecs leave room for hundreds of 3600-byte rows";
+}
+
 }  // namespace
 }  // namespace tf
 

@@ -31,8 +31,17 @@ namespace {
 // workers' tile working sets. The TIFF reader and writer run a worker per core, each holding a
 // few strips of about 512 KiB (decoded and compressed): 3 MiB a core, measured on 2 and 16 cores.
 // The PNG writer keeps 3 chunks a worker in flight (about 256 KiB of rows each and their deflate
-// output) and one being filtered: under 2 MiB a core.
-std::size_t codec_reserve() { return (8ULL << 20) + (3ULL << 20) * static_cast<std::size_t>(default_threads()); }
+// output) and one being filtered: under 2 MiB a core. The JPEG reader and writer and the PNG reader
+// work on one thread each: the 8 MiB alone. (On 64 cores the per-core reserve, 200 MiB, left a
+// batch's 16-MiB JPEG file no room for pixels: bands of 22 rows, half the cores idle.)
+std::size_t codec_reserve(bool every_core = true) {
+  return (8ULL << 20) + (every_core ? (3ULL << 20) * static_cast<std::size_t>(default_threads()) : 0);
+}
+
+// Whether `info`'s reader or the writer named `encoder` runs a worker per core.
+bool codecs_use_every_core(const ImageInfo& info, const std::string& encoder) {
+  return info.codec == "libtiff" || encoder == "libtiff" || encoder == "libpng";
+}
 
 // Host memory the devices use per job: the CPU workers' padded tiles and float planes, or their row
 // rings (cpu::worker_bytes). (GPU lanes keep their pinned staging buffers for the life of the device,
@@ -102,9 +111,10 @@ struct Band {
 
 std::size_t default_stream_budget() { return (48ULL << 20) + codec_reserve(); }
 
-int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget) {
+int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget,
+                         bool codecs_on_every_core) {
   const std::size_t row = static_cast<std::size_t>(width) * format.pixel_bytes();
-  const std::size_t reserve = codec_reserve();
+  const std::size_t reserve = codec_reserve(codecs_on_every_core);
   const std::size_t pixels = budget > reserve ? budget - reserve : 0;
   // Two input windows of (rows + halo) rows and two output bands of rows.
   const long long halo_rows = 2LL * (halo.top + halo.bottom);
@@ -165,7 +175,8 @@ FilePlan open_and_plan(const std::string& input, const std::string& output, cons
   const int min_rows = 2 * (halo.top + halo.bottom) + 2;
   int rows = options.band_rows > 0
                  ? options.band_rows
-                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0);
+                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0,
+                                        codecs_use_every_core(info, report.encoder));
   plan.rows = std::min(std::max(rows, min_rows), H);
   if (!whole.empty()) {
     plan.rows = H;

@@ -47,8 +47,10 @@ std::string whole_image_reason(const ImageInfo& info, const std::string& output,
 
 // The band height for an image `width` x `height` of `format` when `budget` bytes are left for
 // pixel buffers and codecs (filter_file first takes the CPU workers' tile working sets off
-// StreamOptions::memory_budget), with the chain's vertical halo.
-int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget);
+// StreamOptions::memory_budget), with the chain's vertical halo. The codecs' share grows with the
+// cores where a reader or writer runs a worker per core (TIFF, the PNG writer), else 8 MiB.
+int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget,
+                         bool codecs_on_every_core = true);
 
 // The host memory filter_file plans for when StreamOptions::memory_budget is 0, before the CPU
 // workers' tile working sets (which depend on the chain and the devices) are added to it: 48 MiB of
