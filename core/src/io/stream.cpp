@@ -67,7 +67,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // and CPU workers need. The codecs work on their own strips and chunks, whatever the band, so bigger
 // bands buy little: 20000² RGB8 TIFF, gaussian, one H200 and 16 cores, 2026-11-23: 6.8 s and 468 MB
 // peak with 160 MiB, 7.1 s and 250 MB with the smallest bands (--memory 64M).
-std::size_t default_budget(std::size_t working) { return default_stream_budget() + working; }
+std::size_t default_budget(std::size_t working, bool codecs_on_every_core) {
+  return (48ULL << 20) + codec_reserve(codecs_on_every_core) + working;
+}
 
 // A blocking queue of buffer indices between two stages; close() wakes everyone for shutdown.
 class Channel {
@@ -169,14 +171,14 @@ FilePlan open_and_plan(const std::string& input, const std::string& output, cons
   plan.rotate = options.autorotate && info.metadata.orientation != 1;
   const std::string whole = whole_image_reason(info, output, chain, devices, job, options.autorotate);
   const std::size_t working = cpu_working_sets(shape, chain, devices, job);
-  const std::size_t budget = options.memory_budget ? options.memory_budget : default_budget(working);
+  const bool every_core = codecs_use_every_core(info, report.encoder);
+  const std::size_t budget = options.memory_budget ? options.memory_budget : default_budget(working, every_core);
   // A band at least twice its halo tall: the rows a border mirrors at the top and bottom edges (and a
   // chain's intermediate borders) then lie inside the first and last windows.
   const int min_rows = 2 * (halo.top + halo.bottom) + 2;
   int rows = options.band_rows > 0
                  ? options.band_rows
-                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0,
-                                        codecs_use_every_core(info, report.encoder));
+                 : band_rows_for_budget(W, H, info.format, halo, budget > working ? budget - working : 0, every_core);
   plan.rows = std::min(std::max(rows, min_rows), H);
   if (!whole.empty()) {
     plan.rows = H;

@@ -54,7 +54,8 @@ int band_rows_for_budget(int width, int height, const Format& format, const Halo
 
 // The host memory filter_file plans for when StreamOptions::memory_budget is 0, before the CPU
 // workers' tile working sets (which depend on the chain and the devices) are added to it: 48 MiB of
-// pixels in flight plus the codecs' reserve for this machine's cores. What `apply --memory` replaces.
+// pixels in flight plus the codecs' reserve for this machine's cores (the most: a file whose reader
+// and writer are one thread each, JPEG to JPEG, plans 8 MiB for them). What `apply --memory` replaces.
 std::size_t default_stream_budget();
 
 // EXIF orientation (1..8) applied to the pixels: the image as a viewer shows it.
