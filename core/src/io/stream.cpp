@@ -33,7 +33,7 @@ namespace {
 // The PNG writer keeps 3 chunks a worker in flight (about 256 KiB of rows each and their deflate
 // output) and one being filtered: under 2 MiB a core. The JPEG reader and writer and the PNG reader
 // work on one thread each: the 8 MiB alone. (On 64 cores the per-core reserve, 200 MiB, left a
-// batch's 16-MiB JPEG file no room for pixels: bands of 22 rows, half the cores idle.)
+// batch's 16-MiB JPEG file no room for pixels: bands of 22 rows, the least its halo allows.)
 std::size_t codec_reserve(bool every_core = true) {
   return (8ULL << 20) + (every_core ? (3ULL << 20) * static_cast<std::size_t>(default_threads()) : 0);
 }
