@@ -132,6 +132,15 @@ def gpu_workers(report):
             "gpu_gpix_per_s_once_ready": rates}
 
 
+def lanes(report):
+    """Each GPU codec worker's ready time (seconds into the batch) and files, "0.91 s 995 / 1.26 s 766", and the
+    files filtered on the CPU devices beside them (device "cpu-fallback"); "" without workers."""
+    ws = report.get("codec", {}).get("workers", [])
+    text = " / ".join(f"{w['ready_s']:.2f} s {w['files']}" for w in ws if w.get("ready_s", -1) >= 0)
+    on_cpu = sum(1 for f in report.get("files", []) if f.get("device") == "cpu-fallback")
+    return (f"  lanes ready {text}" if text else "") + (f"  {on_cpu} on CPU devices" if on_cpu else "")
+
+
 def check_outputs(inp, out):
     worst, n = 0.0, 0
     for f in os.listdir(out) if os.path.isdir(out) else []:
@@ -206,7 +215,8 @@ def main():
                      if workers and workers["steps"] else "")
                   + (f"  a GPU once ready {min(workers['gpu_gpix_per_s_once_ready']):.1f}-"
                      f"{max(workers['gpu_gpix_per_s_once_ready']):.1f} Gpix/s"
-                     if workers and workers["gpu_gpix_per_s_once_ready"] else ""),
+                     if workers and workers["gpu_gpix_per_s_once_ready"] else "")
+                  + lanes(r),
                   flush=True)
     for name, extra in runs:
         rows = rows_of[name]
