@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_fixture.hpp"
+#include "jpeg_maker.hpp"
 #include "tilefilter/engine/cpu.hpp"
 #include "tilefilter/engine/scheduler.hpp"
 #include "tilefilter/io/codec.hpp"
@@ -176,6 +177,41 @@ TEST(BatchPipeline, CpuOnlyJpegsStreamBandByBandWithTheWholePathsBytes) {
   const std::size_t largest_image = 3072ULL * 2048 * 3, stream_file_bytes = 16ULL << 20;
   EXPECT_GE(rw.peak_inflight_bytes, 2 * largest_image) << "the whole path holds a file's source and result";
   EXPECT_LE(rs.peak_inflight_bytes, 2 * stream_file_bytes) << "two decode threads, at most a streamed file each";
+}
+
+// A progressive JPEG streamed band by band holds its whole-image DCT coefficients beside the bands (libjpeg
+// gathers every scan before the first row): the budget counts them, two bytes a sample over whole MCUs, and
+// the output is the whole path's, byte for byte. A baseline file of the same size holds the bands alone.
+TEST(BatchPipeline, ProgressiveJpegsStreamedChargeTheirCoefficients) {
+  TempDir dir;
+  const std::string in = dir / "in";
+  fs::create_directories(in);
+  const int w = 1203, h = 901;  // not whole MCUs
+  const Image img = random_image(w, h, Format{PixelType::U8, 3}, test_seed(76));
+  test::JpegShape shape;  // 4:2:0
+  shape.progressive = true;
+  write_bytes(in + "/progressive.jpg", test::libjpeg_encode(img.view(), shape));
+  const std::vector<std::string> specs = {"gaussian:sigma=2"};
+  const std::size_t bands = 2ULL * w * h * 3;  // below the 16 MiB a file: what the whole path charges
+  const std::size_t luma = std::size_t{1216} * 912, coefficients = 2 * (luma + 2 * luma / 4);
+  for (const bool progressive : {true, false}) {
+    SCOPED_TRACE(progressive ? "progressive" : "baseline");
+    if (!progressive) {
+      fs::remove(in + "/progressive.jpg");
+      shape.progressive = false;
+      write_bytes(in + "/baseline.jpg", test::libjpeg_encode(img.view(), shape));
+    }
+    BatchOptions streamed = cpu_options(in, dir / (progressive ? "sp" : "sb"), specs);
+    streamed.decode_threads = 1;
+    const BatchReport rs = run_batch(streamed);
+    ASSERT_EQ(rs.exit_code(), 0);
+    EXPECT_EQ(rs.peak_inflight_bytes, bands + (progressive ? coefficients : 0));
+    BatchOptions whole = cpu_options(in, dir / (progressive ? "wp" : "wb"), specs);
+    whole.split_pixels = 1;  // split over both workers: never streamed
+    const BatchReport rw = run_batch(whole);
+    ASSERT_EQ(rw.exit_code(), 0);
+    EXPECT_EQ(read_bytes(rs.files[0].output), read_bytes(rw.files[0].output));
+  }
 }
 
 // --codec: without a GPU codec (CPU devices, or a build without nvJPEG) auto keeps the CPU codecs

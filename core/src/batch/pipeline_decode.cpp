@@ -9,6 +9,7 @@
 
 #include "../io/codec_checks.hpp"
 #include "batch_run.hpp"
+#include "tilefilter/io/codec.hpp"
 #include "tilefilter/io/io.hpp"
 #include "tilefilter/io/stream.hpp"
 #include "tilefilter/util/error.hpp"
@@ -28,6 +29,17 @@ std::string gpu_codec_refuses(const JpegStreamInfo& h) {
   if (h.cmyk) return "CMYK JPEG";
   if (h.components != 1 && h.components != 3) return fmt::format("JPEG of {} components", h.components);
   return {};
+}
+
+// The DCT coefficients libjpeg keeps for a whole progressive image: two bytes a sample of every component at
+// its sampling, over whole 16x16 MCUs (the largest a 4:2:0 file has).
+std::size_t coefficient_bytes(const JpegStreamInfo& h) {
+  const std::size_t luma = static_cast<std::size_t>((h.width + 15) / 16 * 16) * ((h.height + 15) / 16 * 16);
+  if (h.gray) return 2 * luma;
+  std::size_t chroma = luma;  // 4:4:4, and sampling the header does not name
+  if (h.coding.subsampling == ChromaSubsampling::S422) chroma = luma / 2;
+  if (h.coding.subsampling == ChromaSubsampling::S420) chroma = luma / 4;
+  return 2 * (luma + static_cast<std::size_t>(std::max(0, h.components - 1)) * chroma);
 }
 
 }  // namespace
@@ -90,10 +102,20 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   so.write.strip = opt_.strip;
   std::size_t charge_bytes = kStreamFileBytes;
   try {
+    // The header from the file's bytes: opening the JPEG reader here would gather a progressive file's
+    // coefficients, which filter_file's reader then gathers again.
+    std::vector<unsigned char> bytes = bytes_.take(item.input_bytes);
+    read_file(item.input, opt_.limits, bytes);
+    const JpegStreamInfo header = jpeg_stream_info(bytes, item.input);
+    bytes_.give(std::move(bytes));
+    ImageInfo info;  // what the JPEG reader delivers: gray, or RGB (CMYK converted)
+    info.width = header.width;
+    info.height = header.height;
+    info.format = Format{PixelType::U8, header.gray ? 1 : 3};
+    info.codec = "libjpeg";
+    info.access = RowAccess::Sequential;
     // Images filter_file would take whole and images large enough to split over every core go the whole path,
-    // whose budget counts their pixels. (A progressive JPEG's decoder keeps its coefficients, about the
-    // image's size, beside the 16 MiB: rare in a folder of photos.)
-    const ImageInfo info = open_image(item.input, opt_.limits)->info();
+    // whose budget counts their pixels.
     const long long pixels = static_cast<long long>(info.width) * info.height;
     if (pixels >= (opt_.split_pixels > 0 ? opt_.split_pixels : kAutoSplitPixels) ||
         !whole_image_reason(info, item.output, chain_, {device}, opt_.job, false).empty())
@@ -101,6 +123,8 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
     // A small image holds no more than the whole path would charge it: its pixels and its result.
     charge_bytes = std::min(charge_bytes, 2 * static_cast<std::size_t>(pixels) * info.format.pixel_bytes());
     so.memory_budget = charge_bytes;
+    // A progressive file's reader holds its whole-image coefficients beside the bands.
+    if (header.progressive) charge_bytes += coefficient_bytes(header);
   } catch (const std::exception&) {
     return false;  // the whole path names what is wrong with the file
   }
