@@ -31,17 +31,6 @@ std::string gpu_codec_refuses(const JpegStreamInfo& h) {
   return {};
 }
 
-// The DCT coefficients libjpeg keeps for a whole progressive image: two bytes a sample of every component at
-// its sampling, over whole 16x16 MCUs (the largest a 4:2:0 file has).
-std::size_t coefficient_bytes(const JpegStreamInfo& h) {
-  const std::size_t luma = static_cast<std::size_t>((h.width + 15) / 16 * 16) * ((h.height + 15) / 16 * 16);
-  if (h.gray) return 2 * luma;
-  std::size_t chroma = luma;  // 4:4:4, and sampling the header does not name
-  if (h.coding.subsampling == ChromaSubsampling::S422) chroma = luma / 2;
-  if (h.coding.subsampling == ChromaSubsampling::S420) chroma = luma / 4;
-  return 2 * (luma + static_cast<std::size_t>(std::max(0, h.components - 1)) * chroma);
-}
-
 }  // namespace
 
 // With --codec gpu a decode thread takes its next file only once it holds a place in the GPU
@@ -124,7 +113,7 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
     charge_bytes = std::min(charge_bytes, 2 * static_cast<std::size_t>(pixels) * info.format.pixel_bytes());
     so.memory_budget = charge_bytes;
     // A progressive file's reader holds its whole-image coefficients beside the bands.
-    if (header.progressive) charge_bytes += coefficient_bytes(header);
+    charge_bytes += header.coefficient_bytes;
   } catch (const std::exception&) {
     return false;  // the whole path names what is wrong with the file
   }

@@ -197,6 +197,13 @@ JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std:
       }))
     fail();
   JpegStreamInfo info;
+  if (jpeg_has_multiple_scans(cinfo))
+    for (int c = 0; c < cinfo->num_components; ++c) {  // libjpeg's whole-image coefficient arrays (jdcoefct.c)
+      const jpeg_component_info& k = cinfo->comp_info[c];
+      const auto round_up = [](JDIMENSION n, int m) { return static_cast<std::size_t>((n + m - 1) / m * m); };
+      info.coefficient_bytes += round_up(k.width_in_blocks, k.h_samp_factor) *
+                                round_up(k.height_in_blocks, k.v_samp_factor) * DCTSIZE2 * sizeof(JCOEF);
+    }
   info.width = static_cast<int>(cinfo->image_width);
   info.height = static_cast<int>(cinfo->image_height);
   info.components = cinfo->num_components;

@@ -59,6 +59,9 @@ struct JpegStreamInfo {
   bool progressive = false, cmyk = false, gray = false;
   Metadata metadata;  // EXIF, XMP and ICC, as the JPEG reader finds them
   JpegCoding coding;  // its quality (estimated) and chroma subsampling
+  // A multi-scan (progressive) file's DCT coefficients, which libjpeg gathers for the whole image before
+  // the first row; 0 for a single-scan file, which decodes row by row.
+  std::size_t coefficient_bytes = 0;
 };
 JpegStreamInfo jpeg_stream_info(std::span<const unsigned char> bytes, const std::string& name);
 
