@@ -179,10 +179,11 @@ TEST(BatchPipeline, CpuOnlyJpegsStreamBandByBandWithTheWholePathsBytes) {
   EXPECT_LE(rs.peak_inflight_bytes, 2 * stream_file_bytes) << "two decode threads, at most a streamed file each";
 }
 
-// A progressive JPEG streamed band by band holds its whole-image DCT coefficients beside the bands (libjpeg
-// gathers every scan before the first row): the budget counts them, two bytes a sample over whole MCUs, and
-// the output is the whole path's, byte for byte. A baseline file of the same size holds the bands alone.
-TEST(BatchPipeline, ProgressiveJpegsStreamedChargeTheirCoefficients) {
+// A progressive JPEG's reader holds its whole-image DCT coefficients (libjpeg gathers every scan before the
+// first row): the budget counts them beside a streamed file's bands and beside the whole path's source and
+// result while it decodes, and the streamed output is the whole path's, byte for byte. A baseline file of the
+// same size holds the bands (or the images) alone.
+TEST(BatchPipeline, ProgressiveJpegsChargeTheirCoefficients) {
   TempDir dir;
   const std::string in = dir / "in";
   fs::create_directories(in);
@@ -192,8 +193,9 @@ TEST(BatchPipeline, ProgressiveJpegsStreamedChargeTheirCoefficients) {
   shape.progressive = true;
   write_bytes(in + "/progressive.jpg", test::libjpeg_encode(img.view(), shape));
   const std::vector<std::string> specs = {"gaussian:sigma=2"};
-  const std::size_t bands = 2ULL * w * h * 3;  // below the 16 MiB a file: what the whole path charges
+  const std::size_t bands = 2ULL * w * h * 3;  // below the 16 MiB a file: the source and its result
   const std::size_t luma = std::size_t{1216} * 912, coefficients = 2 * (luma + 2 * luma / 4);
+  std::size_t whole_peak[2] = {0, 0};  // baseline, progressive
   for (const bool progressive : {true, false}) {
     SCOPED_TRACE(progressive ? "progressive" : "baseline");
     if (!progressive) {
@@ -208,10 +210,15 @@ TEST(BatchPipeline, ProgressiveJpegsStreamedChargeTheirCoefficients) {
     EXPECT_EQ(rs.peak_inflight_bytes, bands + (progressive ? coefficients : 0));
     BatchOptions whole = cpu_options(in, dir / (progressive ? "wp" : "wb"), specs);
     whole.split_pixels = 1;  // split over both workers: never streamed
+    whole.decode_threads = 1;
     const BatchReport rw = run_batch(whole);
     ASSERT_EQ(rw.exit_code(), 0);
     EXPECT_EQ(read_bytes(rs.files[0].output), read_bytes(rw.files[0].output));
+    whole_peak[progressive ? 1 : 0] = rw.peak_inflight_bytes;
   }
+  // The whole path holds the coefficients while it decodes, beside the source and its result (rows padded).
+  EXPECT_EQ(whole_peak[1] - whole_peak[0], coefficients);
+  EXPECT_GE(whole_peak[0], bands);
 }
 
 // --codec: without a GPU codec (CPU devices, or a build without nvJPEG) auto keeps the CPU codecs

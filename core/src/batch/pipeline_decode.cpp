@@ -31,6 +31,17 @@ std::string gpu_codec_refuses(const JpegStreamInfo& h) {
   return {};
 }
 
+// What a progressive (multi-scan) JPEG's reader holds for its coefficients (jpeg_stream_info); 0 for another
+// file, or one whose header does not parse (its decode names the problem).
+std::size_t jpeg_coefficient_bytes(const std::string& path, const Limits& limits) {
+  if (!is_jpeg_path(path)) return 0;
+  try {
+    return jpeg_stream_info(read_file(path, limits), path).coefficient_bytes;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 // With --codec gpu a decode thread takes its next file only once it holds a place in the GPU
@@ -168,8 +179,17 @@ bool BatchRun::decode_on_cpu(int i, int lane, Work& w, bool wait) {
   const std::size_t factor = chain_.empty() ? 1 : 2;
   const PixelAllocator alloc = budget_allocator(w.charge, factor, wait);
   const double t0 = tel_.now(), c0 = thread_cpu_s();
+  // A progressive JPEG's reader gathers the whole image's coefficients when it opens, before the pixels: they
+  // are charged for the decode's length.
+  const std::size_t coefficients = jpeg_coefficient_bytes(item.input, opt_.limits);
+  if (coefficients > 0) {
+    if (!wait) budget_.take(coefficients);
+    else if (!budget_.acquire(coefficients, [this] { return aborting(); })) return discard(i), false;
+    w.charge.add(coefficients);
+  }
   try {
     w.src = decode_file(item.input, opt_.limits, alloc, &w.info);
+    w.charge.release(coefficients);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Cancelled) return discard(i), false;
     return fail(i, e.what()), false;
