@@ -94,7 +94,8 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   // a worker per core, too many threads with a file on every core).
   if (!stream_files_ || !is_jpeg_path(item.input) || !is_jpeg_path(item.output)) return false;
   FileResult& r = results_[i];
-  const DevicePtr& device = devices_[static_cast<std::size_t>(lane) % devices_.size()];
+  const int d = static_cast<int>(static_cast<std::size_t>(lane) % devices_.size());
+  const DevicePtr& device = devices_[static_cast<std::size_t>(d)];
   StreamOptions so;
   so.limits = opt_.limits;
   so.write.quality = opt_.quality;
@@ -151,7 +152,6 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
     r.encode_cpu_s = rep.encode_s;
     std::error_code ec;
     r.output_bytes = static_cast<std::size_t>(fs::file_size(item.output, ec));
-    const int d = static_cast<int>(static_cast<std::size_t>(lane) % devices_.size());
     record(i, rep.job, false, d, t0);
     r.filter_s = rep.filter_s;
     // The bands' tiles keep no records of their own: the file's filtering, as one span of its busy time.

@@ -67,8 +67,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // and CPU workers need. The codecs work on their own strips and chunks, whatever the band, so bigger
 // bands buy little: 20000² RGB8 TIFF, gaussian, one H200 and 16 cores, 2026-11-23: 6.8 s and 468 MB
 // peak with 160 MiB, 7.1 s and 250 MB with the smallest bands (--memory 64M).
+constexpr std::size_t kBandPixelBytes = 48ULL << 20;
 std::size_t default_budget(std::size_t working, bool codecs_on_every_core) {
-  return (48ULL << 20) + codec_reserve(codecs_on_every_core) + working;
+  return kBandPixelBytes + codec_reserve(codecs_on_every_core) + working;
 }
 
 // A blocking queue of buffer indices between two stages; close() wakes everyone for shutdown.
@@ -111,7 +112,7 @@ struct Band {
 
 }  // namespace
 
-std::size_t default_stream_budget() { return (48ULL << 20) + codec_reserve(); }
+std::size_t default_stream_budget() { return kBandPixelBytes + codec_reserve(); }
 
 int band_rows_for_budget(int width, int height, const Format& format, const Halo& halo, std::size_t budget,
                          bool codecs_on_every_core) {
