@@ -62,6 +62,7 @@ TEST(LaunchShape, SeparableFitsAndCovers) {
                 << what << ": the kernel's own layout";
             EXPECT_EQ(s.rows_per_block % S::kSepStepRows, 0) << what;
             EXPECT_GE(s.rows_per_block, 2 * kh) << what;
+            EXPECT_GE(s.rows_per_block, 4 * (kh - 1)) << what << ": strips four times their ring rows";
           }
 }
 

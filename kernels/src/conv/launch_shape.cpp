@@ -54,14 +54,19 @@ LaunchShape separable_launch_shape(const ConvProblem& p, int multiprocessors) {
   s.rows_per_thread = conv::kRun;
   s.stage_rows = stage;
   const int blocks_x = (p.width + S::kBlockWidth - 1) / S::kBlockWidth;
-  // About kSepWaves waves of blocks: with two (the choice until issue 14), 8192 rows of 9 taps made
-  // 1280 blocks for 528 slots, and the third wave ran 40% full (512 rows a block instead of 1664:
-  // 118 -> 131 Gpix/s on an H200). Each strip recomputes kh - 1 ring rows, so strips stay long.
-  constexpr long long kSepWaves = 8;
-  const long long target = kSepWaves * (multiprocessors > 0 ? multiprocessors : 132) * s.blocks_per_multiprocessor;
+  // About twelve waves of blocks for images of 4096 rows or more, eight below, in strips at least
+  // four times the kh - 1 ring rows each strip recomputes. With two waves (the choice until issue
+  // 14), 8192 rows of 9 taps made 1280 blocks for 528 slots, and the third wave ran 40% full (512
+  // rows a block instead of 1664: 118 -> 131 Gpix/s on an H200). 8192^2 RGBA8 on one H200
+  // (2026-11-28, two rounds), 8 / 12 / 16 / 24 / 32 waves: 9 taps 167 / 174 / 173 / 173 / 168
+  // Gpix/s, 11 taps 144 / 149 / 148 / 147 / 144, 31 taps 70.9 / 72.0 / 72.2 / 71.5 / 70.7; a quarter
+  // of it on each of four GPUs (2048 rows) ran 2-4% slower with twelve waves' strips than with
+  // eight's.
+  const long long waves = p.height >= 4096 ? 12 : 8;
+  const long long target = waves * (multiprocessors > 0 ? multiprocessors : 132) * s.blocks_per_multiprocessor;
   const long long segments = (target + blocks_x - 1) / blocks_x;
   int rows = static_cast<int>((p.height + segments - 1) / segments);
-  rows = rows < 2 * p.kh ? 2 * p.kh : rows;
+  rows = std::max({rows, 2 * p.kh, 4 * (p.kh - 1)});
   rows = (rows + S::kSepStepRows - 1) / S::kSepStepRows * S::kSepStepRows;
   s.rows_per_block = rows;
   s.grid = dim3(blocks_x, (p.height + rows - 1) / rows, 1);

@@ -68,9 +68,10 @@ std::size_t wide_intermediate_pitch(const ConvProblem& problem);
 LaunchShape wide_launch_shape(const ConvProblem& problem);
 
 // The separable kernel's shape: as many input rows staged at once as fit (32, else halved down to
-// 8), and blocks that walk down column strips, with enough of them for about eight waves over
-// `multiprocessors` (132 when unknown), so the last, partial wave costs little. Throws tf::Error (kind Limit) when the
-// kernel does not fit in shared memory (never for kernels up to 255 taps).
+// 8), and blocks that walk down column strips, each at least four times its kh - 1 ring rows, with
+// enough of them for about twelve waves over `multiprocessors` (132 when unknown; eight waves below
+// 4096 rows), so the last, partial wave costs little. Throws tf::Error (kind Limit) when the kernel
+// does not fit in shared memory (never for kernels up to 255 taps).
 LaunchShape separable_launch_shape(const ConvProblem& problem, int multiprocessors);
 
 // The 2-D kernel's shape: as many kernel rows per chunk as leave room for two blocks per
