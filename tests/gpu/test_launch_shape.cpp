@@ -96,6 +96,24 @@ TEST(LaunchShape, SmallKernelsStageEverythingAtOnce) {
   EXPECT_GE(gen.blocks_per_multiprocessor, 2);
 }
 
+TEST(LaunchShape, SeparableStripsMakeAboutTwelveWavesFrom4096Rows) {
+  // One GPU's 8192 rows: about twelve waves of 352-row strips; a quarter of them on each of four GPUs (a
+  // 2048-row band and its halo): about eight waves of 128-row strips, as before twelve waves were chosen
+  // for tall images (docs/performance.md, GPU kernels).
+  const int mps = 132;
+  const LaunchShape tall = separable_launch_shape({ConvKind::Separable, SampleType::U8, 4, 8192, 8192, 9, 9}, mps);
+  const LaunchShape band = separable_launch_shape({ConvKind::Separable, SampleType::U8, 4, 8192, 2056, 9, 9}, mps);
+  const auto waves = [&](const LaunchShape& s) {
+    return static_cast<double>(s.grid.x) * s.grid.y / (mps * s.blocks_per_multiprocessor);
+  };
+  EXPECT_GT(waves(tall), 11.0);
+  EXPECT_LE(waves(tall), 12.5);
+  EXPECT_GT(waves(band), 7.0);
+  EXPECT_LE(waves(band), 8.5);
+  EXPECT_EQ(tall.rows_per_block, 352);
+  EXPECT_EQ(band.rows_per_block, 128);
+}
+
 TEST(LaunchShape, KernelsTooLargeForSharedMemoryAreALimitError) {
   try {
     general_launch_shape({ConvKind::General, SampleType::F32, 4, 64, 64, 400, 3});
