@@ -1,11 +1,13 @@
 // The batch plan and its guards (what is taken, output names, never outside OUT_DIR, never over an
-// input), --resume's completeness check, stale temporaries, and the memory budget and buffer pool.
+// input), --resume's completeness check, stale temporaries, the memory budget and buffer pool, and the
+// report's note on GPUs that joined too late.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -387,6 +389,52 @@ TEST(BatchMemory, BytesPoolReusesVectorsWithinItsCap) {
   EXPECT_GE(c.capacity(), 4 * M);
   std::vector<unsigned char> d = pool.take(M + 1);
   EXPECT_EQ(d.data(), memory) << "the kept vector is still there";
+}
+
+// Workers as 4xH200 reported them for 2000 photos (2026-11-28): the last GPU joined 1.70 s into a
+// 2.53-s batch and took 213 of 1965 files, under half of an even share (246); the third took 300.
+std::vector<GpuCodecWorkerSummary> workers_of(const std::vector<std::tuple<std::string, double, int>>& w) {
+  std::vector<GpuCodecWorkerSummary> out;
+  for (const auto& [device, ready, files] : w) {
+    GpuCodecWorkerSummary s;
+    s.device = device;
+    s.ready_s = ready;
+    s.files = files;
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(BatchReportNotes, GpusThatJoinedTooLateAreNamedWithTheDevicesThatLeaveThemOut) {
+  const std::string note = batch::late_gpus_note(
+      workers_of({{"gpu0", 0.68, 815}, {"gpu1", 0.94, 637}, {"gpu2", 1.43, 300}, {"gpu3", 1.70, 213}}), 2.53);
+  EXPECT_NE(note.find("gpu3 was ready 1.70 s in and took 213 files"), std::string::npos) << note;
+  EXPECT_EQ(note.find("gpu2"), std::string::npos) << "gpu2 took more than half an even share: " << note;
+  EXPECT_NE(note.find("1965 files"), std::string::npos) << note;
+  EXPECT_NE(note.find("2.53-s batch"), std::string::npos) << note;
+  EXPECT_NE(note.find("(--devices 0,1,2)"), std::string::npos) << note;
+
+  // A GPU's workers count together; one that was never ready took nothing.
+  const std::string two = batch::late_gpus_note(
+      workers_of({{"gpu0", 0.7, 500}, {"gpu0", 0.9, 480}, {"gpu1", 1.0, 900}, {"gpu2", -1, 0}}), 3.0);
+  EXPECT_NE(two.find("gpu2 was never ready"), std::string::npos) << two;
+  EXPECT_NE(two.find("(--devices 0,1)"), std::string::npos) << two;
+}
+
+TEST(BatchReportNotes, NoNoteWhenEveryGpuTookItsShareOrTheBatchIsSmall) {
+  // Two GPUs (999 / 928 files) and 10 000 photos on four (2841 / 2713 / 2306 / 2112): every GPU counted.
+  EXPECT_EQ(batch::late_gpus_note(workers_of({{"gpu0", 0.68, 999}, {"gpu1", 0.95, 928}}), 2.69), "");
+  EXPECT_EQ(
+      batch::late_gpus_note(
+          workers_of({{"gpu0", 0.71, 2841}, {"gpu1", 0.98, 2713}, {"gpu2", 1.53, 2306}, {"gpu3", 1.79, 2112}}), 6.60),
+      "");
+  EXPECT_EQ(batch::late_gpus_note(workers_of({{"gpu0", 0.7, 40}, {"gpu1", 1.5, 2}}), 1.0), "") << "under 64 files";
+  EXPECT_EQ(batch::late_gpus_note(workers_of({{"gpu0", 0.7, 2000}}), 3.8), "") << "one GPU";
+  EXPECT_EQ(batch::late_gpus_note({}, 1.0), "") << "no GPU codec";
+  // MPI ranks' devices ("r1:gpu0") are named, without a --devices that would mean something else.
+  const std::string ranks = batch::late_gpus_note(workers_of({{"r0:gpu0", 0.7, 1500}, {"r1:gpu0", 2.2, 100}}), 3.0);
+  EXPECT_NE(ranks.find("r1:gpu0 was ready"), std::string::npos) << ranks;
+  EXPECT_EQ(ranks.find("--devices"), std::string::npos) << ranks;
 }
 
 }  // namespace

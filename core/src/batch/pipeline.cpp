@@ -118,6 +118,8 @@ BatchReport BatchRun::run() {
     if (utilization_[d].second > 0) report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
   report.images_per_device = images_per_device_;
   report.codec_workers = worker_summaries_;
+  if (std::string late = tf::batch::late_gpus_note(report.codec_workers, report.wall_s); !late.empty())
+    report.notes.push_back(std::move(late));
   report.decode_threads = decode_threads();
   report.encode_threads = encode_threads();
   report.max_inflight_bytes = budget_.cap();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "batch_run.hpp"
 #include "tilefilter/engine/startup.hpp"
@@ -284,3 +285,43 @@ void BatchRun::on_cpu_after_gpu(Work w, int d) {
 }
 
 }  // namespace tf::batch_detail
+
+namespace tf::batch {
+
+std::string late_gpus_note(const std::vector<GpuCodecWorkerSummary>& workers, double wall_s) {
+  struct Gpu {
+    std::string name;
+    double ready_s = -1;  // its first worker's; -1: none was ready
+    int files = 0;
+  };
+  std::vector<Gpu> gpus;
+  for (const auto& w : workers) {
+    auto it = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.name == w.device; });
+    if (it == gpus.end()) it = gpus.insert(gpus.end(), Gpu{w.device});
+    if (w.ready_s >= 0) it->ready_s = it->ready_s < 0 ? w.ready_s : std::min(it->ready_s, w.ready_s);
+    it->files += w.files;
+  }
+  int total = 0;
+  for (const auto& g : gpus) total += g.files;
+  const auto n = static_cast<long long>(gpus.size());
+  if (n < 2 || total < 64) return "";
+  std::vector<std::string> late, kept;
+  for (const auto& g : gpus) {
+    if (2LL * n * g.files >= total) {
+      kept.push_back(g.name.starts_with("gpu") ? g.name.substr(3) : std::string());
+      continue;
+    }
+    late.push_back(g.ready_s >= 0
+                       ? fmt::format("{} was ready {:.2f} s in and took {} files", g.name, g.ready_s, g.files)
+                       : fmt::format("{} was never ready", g.name));
+  }
+  if (late.empty() || kept.empty()) return "";
+  const bool plain = std::none_of(kept.begin(), kept.end(), [](const std::string& k) { return k.empty(); });
+  return fmt::format(
+      "{} (of the {} files the GPU codecs took in this {:.2f}-s batch): nvJPEG starts on one GPU after another, "
+      "and each GPU adds its start-up and teardown to the process, so a batch this short may end sooner on fewer "
+      "GPUs{}",
+      fmt::join(late, "; "), total, wall_s, plain ? fmt::format(" (--devices {})", fmt::join(kept, ",")) : "");
+}
+
+}  // namespace tf::batch
