@@ -1,4 +1,7 @@
 // The batch dialog on a temporary folder: the same core batch job as the CLI, driven from the dialog.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -6,6 +9,8 @@
 #include <QTest>
 #include <QThread>
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "dialogs/batch_dialog.hpp"
 #include "gui_test_support.hpp"
@@ -84,6 +89,25 @@ TEST_F(BatchDialogTest, FiltersAFolderLikeTheCoreAndListsFailures) {
   EXPECT_EQ(dialog->progress_value(), dialog->progress_maximum());
   EXPECT_TRUE(dialog->summary_text().contains("4 files")) << dialog->summary_text().toStdString();
   save_shot(dialog, "batch-dialog.png");
+}
+
+// The report's notes show in the dialog as the CLI prints them: here a temporary file that an
+// interrupted run left in the output folder, removed before the batch.
+TEST_F(BatchDialogTest, ShowsTheReportsNotes) {
+  write_image(dir, "in/a.png", 64, 48, 3, 5);
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  write_bytes(dir / fmt::format("out/.a.png.tf-{}-0.tmp", gone), {1, 2, 3});
+  window->set_chain({{entry_from_spec("gaussian:sigma=1.2")}, {}});
+  window->set_devices("cpu:1");
+  BatchDialog* dialog = window->show_batch_dialog();
+  dialog->set_folders(in, out);
+  ASSERT_TRUE(run(dialog)) << dialog->error_text().toStdString();
+  EXPECT_TRUE(dialog->error_text().contains("temporary file left by an interrupted run"))
+      << dialog->error_text().toStdString();
+  EXPECT_TRUE(dialog->failed_files().isEmpty());
+  save_shot(dialog, "batch-dialog-note.png");
 }
 
 TEST_F(BatchDialogTest, ProblemsWithTheJobAreShownInTheDialog) {

@@ -343,9 +343,14 @@ void BatchDialog::finished() {
           .arg(r.encode_s, 0, 'f', 2));
   if (r.gpu_codec_lanes > 0)
     summary_->setText(summary_->text() + tr(" · %1 JPEGs decoded on the GPU").arg(gpu_codec_counts(r).decoded));
-  if (failed)
-    messages_->show_message(MessageBar::Level::Warning,
-                            tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total));
+  // What the CLI prints as "note:" lines (a temporary file of an interrupted run removed, GPUs that joined
+  // too late to matter) comes under the failures, if any.
+  QStringList lines;
+  if (failed) lines << tr("%1 of %2 files failed; the list below says why.").arg(failed).arg(total);
+  for (const auto& n : r.notes) lines << QString::fromStdString(n);
+  if (!lines.isEmpty())
+    messages_->show_message(failed ? MessageBar::Level::Warning : MessageBar::Level::Info,
+                            lines.join(QLatin1Char('\n')));
   emit job_finished(job_view(r, tr("Batch %1 → %2 · %3 files").arg(input_->text(), output_->text()).arg(total)));
   emit batch_finished(true);
 }
