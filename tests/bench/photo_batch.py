@@ -3,7 +3,8 @@ through `tilefilter batch` with several settings, next to the torchvision loop (
 and the hardware probe (nvjpeg_probe.py) in the same run. Prints one line per run and a JSON summary.
 
     python3 tests/bench/photo_batch.py TILEFILTER [--count 2000] [--distinct 100] [--work DIR]
-        [--repeats 2] [--run "NAME=ARGS" ...] [--program "NAME=COMMAND" ...] [--peer] [--probe] [--json OUT.json]
+        [--repeats 2] [--run "NAME=ARGS" ...] [--program "NAME=COMMAND" ...] [--ranks NAME=N ...] [--peer] [--probe]
+        [--json OUT.json]
         [--stall 60] [--on-stall "cuda-gdb -p {pid} -batch -ex 'thread apply all bt'"]
 
 Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard-linked round to
@@ -11,7 +12,9 @@ Photos: `tilefilter generate` makes --distinct different ones (seeds 1..N), hard
 --filter gaussian:sigma=1.5 ARGS --report R.json`, timed as a whole process (what `time` shows) with
 its peak RSS (wait4's ru_maxrss), beside the report's in-process wall_s; Gpix/s from the report's
 megapixels. Outputs are checked against their inputs: the largest size ratio and the subsampling.
-The runs take turns, A B A B (--repeats rounds); --program gives a run another build of tilefilter.
+The runs take turns, A B A B (--repeats rounds); --program gives a run another build of tilefilter; --ranks
+runs NAME as N MPI ranks on this host, rank k with `--devices k` (`mpirun --bind-to none`, MPMD; an MPI build),
+its peak RSS then the largest process's.
 A run whose output folder gains no file for --stall seconds is killed as stalled, after --on-stall.
 """
 import argparse
@@ -91,6 +94,17 @@ def run_process(argv, log, watch=None, stall_s=0, on_stall=""):
     return whole, usage.ru_maxrss / 1024.0, code
 
 
+def mpi_ranks(argv, n):
+    """`argv` as n MPI ranks of one process each on this host, rank k with `--devices k` (MPMD)."""
+    if os.geteuid() == 0:  # Open MPI refuses root unless told
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    cmd = ["mpirun", "--bind-to", "none"]
+    for k in range(n):
+        cmd += ([":"] if k else []) + ["-n", "1"] + argv + ["--devices", str(k)]
+    return cmd
+
+
 def last_worker(report):
     """Seconds into the process when its last GPU codec worker was ready (the report's start-up steps)."""
     ends = [x["end_s"] for x in report.get("startup", {}).get("steps", []) if "codec lane" in x["what"]]
@@ -163,6 +177,8 @@ def main():
     ap.add_argument("--run", action="append", default=[], help="NAME=extra batch arguments (repeatable)")
     ap.add_argument("--program", action="append", default=[],
                     help="NAME=COMMAND: run NAME with another tilefilter (a branch's build, for an A/B)")
+    ap.add_argument("--ranks", action="append", default=[],
+                    help="NAME=N: run NAME as N MPI ranks, rank k on GPU k (mpirun, MPMD)")
     ap.add_argument("--peer", action="store_true", help="the torchvision loop too (needs torch)")
     ap.add_argument("--probe", action="store_true", help="the hardware probe too (needs torch)")
     ap.add_argument("--stall", type=float, default=60,
@@ -180,6 +196,7 @@ def main():
                "runs": {}}
     runs = [r.split("=", 1) for r in a.run] or [["default", ""]]
     programs = {name: shlex.split(cmd) for name, cmd in (p.split("=", 1) for p in a.program)}
+    ranks = {name: int(n) for name, n in (r.split("=", 1) for r in a.ranks)}
     rows_of = {name: [] for name, _ in runs}
     for k in range(a.repeats):  # round-robin, A B A B: a drifting machine moves every run alike
         for name, extra in runs:
@@ -187,6 +204,8 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             report = os.path.join(logs, f"{name}.json")
             argv = programs.get(name, tf) + ["batch", inp, out, "--filter", "gaussian:sigma=1.5", "--report", report] + shlex.split(extra)
+            if name in ranks:
+                argv = mpi_ranks(argv, ranks[name])
             whole, rss, code = run_process(argv, os.path.join(logs, f"{name}.log"), out, a.stall, a.on_stall)
             r = json.load(open(report)) if os.path.exists(report) else {}
             worst, n = check_outputs(inp, out)
