@@ -152,6 +152,9 @@ class BatchRun {
   // (tf::filter_file on one CPU device), holding kStreamFileBytes of the budget instead of the image
   // twice; false when the file is not for that path (it then goes whole, as any file).
   bool stream_on_cpu(int i, int lane);
+  // File i's JPEG header (jpeg_stream_info), its bytes read through bytes_ (a fresh vector a file was an
+  // mmap and its page faults: give_large_buffers_back). Throws what reading or parsing throws.
+  JpegStreamInfo jpeg_header(int i);
   PixelAllocator budget_allocator(Charge& charge, std::size_t factor, bool wait = true);
   bool send_to_gpu(int i, int lane, std::size_t& cpu_share, GpuPlace& place);
   bool charge_for_gpu(Work& w, std::size_t bytes);

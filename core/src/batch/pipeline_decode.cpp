@@ -31,17 +31,6 @@ std::string gpu_codec_refuses(const JpegStreamInfo& h) {
   return {};
 }
 
-// What a progressive (multi-scan) JPEG's reader holds for its coefficients (jpeg_stream_info); 0 for another
-// file, or one whose header does not parse (its decode names the problem).
-std::size_t jpeg_coefficient_bytes(const std::string& path, const Limits& limits) {
-  if (!is_jpeg_path(path)) return 0;
-  try {
-    return jpeg_stream_info(read_file(path, limits), path).coefficient_bytes;
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 }  // namespace
 
 // With --codec gpu a decode thread takes its next file only once it holds a place in the GPU
@@ -105,10 +94,7 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   try {
     // The header from the file's bytes: opening the JPEG reader here would gather a progressive file's
     // coefficients, which filter_file's reader then gathers again.
-    std::vector<unsigned char> bytes = bytes_.take(item.input_bytes);
-    read_file(item.input, opt_.limits, bytes);
-    const JpegStreamInfo header = jpeg_stream_info(bytes, item.input);
-    bytes_.give(std::move(bytes));
+    const JpegStreamInfo header = jpeg_header(i);
     ImageInfo info;  // what the JPEG reader delivers: gray, or RGB (CMYK converted)
     info.width = header.width;
     info.height = header.height;
@@ -168,6 +154,15 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
   return true;
 }
 
+JpegStreamInfo BatchRun::jpeg_header(int i) {
+  const BatchItem& item = plan_.items[i];
+  std::vector<unsigned char> bytes = bytes_.take(item.input_bytes);
+  read_file(item.input, opt_.limits, bytes);
+  JpegStreamInfo header = jpeg_stream_info(bytes, item.input);
+  bytes_.give(std::move(bytes));
+  return header;
+}
+
 // Decodes file i on this thread into w.src (budget taken for it and, with a filter, its result);
 // false when the file failed or was discarded (already reported).
 bool BatchRun::decode_on_cpu(int i, int lane, Work& w, bool wait) {
@@ -181,7 +176,12 @@ bool BatchRun::decode_on_cpu(int i, int lane, Work& w, bool wait) {
   const double t0 = tel_.now(), c0 = thread_cpu_s();
   // A progressive JPEG's reader gathers the whole image's coefficients when it opens, before the pixels: they
   // are charged for the decode's length.
-  const std::size_t coefficients = jpeg_coefficient_bytes(item.input, opt_.limits);
+  std::size_t coefficients = 0;
+  try {
+    if (is_jpeg_path(item.input)) coefficients = jpeg_header(i).coefficient_bytes;
+  } catch (const std::exception&) {
+    // the decode names what is wrong with the file
+  }
   if (coefficients > 0) {
     if (!wait) budget_.take(coefficients);
     else if (!budget_.acquire(coefficients, [this] { return aborting(); })) return discard(i), false;
