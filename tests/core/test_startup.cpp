@@ -63,6 +63,35 @@ TEST(Startup, PhotoBatchesGoWhereTheyWereMeasuredToFinishFirst) {
   EXPECT_TRUE(choose_cpu_for_small_work(photos(8), 64, 4).cpu_only);
 }
 
+// How many GPUs a photo batch takes (docs/performance.md, "Photo batch"): 4000x3000 photos, sigma 1.5, 64 cores.
+TEST(Startup, PhotoBatchesTakeAsManyGpusAsEndThemSoonest) {
+  const auto photos = [](double n) { return WorkEstimate{n * 12e6, 3, 22, n * 12e6, true}; };
+  // 4xH200: 2000 photos ended 4.50-5.02 s after the start on GPUs 0 and 1, 5.01-5.72 s on all four.
+  const StartupChoice two = choose_cpu_for_small_work(photos(2000), 64, 4);
+  EXPECT_FALSE(two.cpu_only);
+  EXPECT_EQ(two.gpus, 2) << two.reason;
+  EXPECT_LT(two.gpu_s, two.all_gpus_s);
+  EXPECT_NE(two.reason.find("2 of the 4 GPUs"), std::string::npos) << two.reason;
+  // 10 000 photos need all four (9.49 s).
+  const StartupChoice four = choose_cpu_for_small_work(photos(10000), 64, 4);
+  EXPECT_EQ(four.gpus, 4) << four.reason;
+  EXPECT_DOUBLE_EQ(four.gpu_s, four.all_gpus_s);
+  // More work never takes fewer GPUs, and one GPU is all one GPU can take.
+  int last = 1;
+  for (double n : {500.0, 1000.0, 2000.0, 4000.0, 6000.0, 10000.0, 40000.0}) {
+    const StartupChoice c = choose_cpu_for_small_work(photos(n), 64, 4);
+    if (c.cpu_only) continue;
+    EXPECT_GE(c.gpus, last) << n << " photos: " << c.reason;
+    last = c.gpus;
+  }
+  EXPECT_EQ(last, 4);
+  EXPECT_EQ(choose_cpu_for_small_work(photos(2000), 64, 1).gpus, 1);
+  // Without the GPU codecs (TIFFs, PNGs) every GPU filters: none of them joins late.
+  WorkEstimate tiffs = photos(2000);
+  tiffs.gpu_codecs = false;
+  EXPECT_EQ(choose_cpu_for_small_work(tiffs, 64, 4).gpus, 4);
+}
+
 TEST(Startup, StepsAreRecordedInProcessSeconds) {
   const double t0 = process_seconds();
   EXPECT_GE(t0, 0);

@@ -283,16 +283,31 @@ WorkEstimate batch_work(const BatchOptions& options, const BatchPlan& plan) {
 }
 
 // "--devices all" (the default) leaves the GPUs alone, without a CUDA call, when the batch is done
-// on the CPU workers sooner than a GPU starts; `--codec gpu` or named devices always get the GPUs.
-DeviceSelection batch_devices(const BatchOptions& options, const BatchPlan& plan) {
+// on the CPU workers sooner than a GPU starts, and takes only the first GPUs when fewer end a batch of
+// JPEGs sooner (the plan's notes say so); `--codec gpu` or named devices always get the GPUs named.
+DeviceSelection batch_devices(const BatchOptions& options, BatchPlan& plan) {
   if (!options.device_list.empty()) return {options.device_list, {}};
   if (options.devices == "all" && options.codec != CodecChoice::Gpu) {
-    const StartupChoice choice =
-        choose_cpu_for_small_work(batch_work(options, plan), default_threads(), gpus_visible_without_cuda());
+    const int visible = gpus_visible_without_cuda();
+    const StartupChoice choice = choose_cpu_for_small_work(batch_work(options, plan), default_threads(), visible);
     if (choice.cpu_only) {
       DeviceSelection cpu = select_devices("cpu");
       cpu.note = choice.reason;
       return cpu;
+    }
+    if (choice.gpus < visible) {
+      const auto first = [](int n) {
+        std::string list = "0";
+        for (int k = 1; k < n; ++k) list += fmt::format(",{}", k);
+        return list;
+      };
+      try {
+        DeviceSelection some = select_devices(first(choice.gpus), options.device_memory);
+        plan.notes.push_back(fmt::format("{} (--devices {} takes every GPU)", choice.reason, first(visible)));
+        some.note = choice.reason;
+        return some;
+      } catch (const Error&) {  // one of them did not come up: every GPU, as asked
+      }
     }
   }
   return select_devices(options.devices, options.device_memory);

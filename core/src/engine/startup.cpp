@@ -25,22 +25,44 @@ namespace {
 // (2026-11-26, --devices cpu --codec cpu): the codecs' share, 40 Mpix/s, with the filter's above.
 constexpr double kCpuFmasPerSecond = 2e10;
 constexpr double kCpuCodecPixelsPerSecond = 40e6;
-// Starting GPUs (4 H100s, 2026-11-26, `tilefilter startup`: the CUDA runtime alone): the driver took
-// 0.52-0.60 s, four contexts 0.42-0.64 s (the driver makes them one at a time). nvJPEG's first handle
-// and hardware decoder state then took 0.64 s, each later GPU's 0.2-0.3 s, one GPU after another
-// even across processes; the GPUs join the batch in that order.
-constexpr double kDriverStartS = 0.6;
+// Starting GPUs (4xH200 hosts, 64 cores, 2026-11-28; docs/performance.md, "Photo batch"): the driver
+// ready about 0.85 s into the process, four contexts at once done at 1.33 s.
+constexpr double kDriverStartS = 0.75;
 constexpr double kContextS = 0.15;
-constexpr double kGpuCodecStartS = 0.3;  // a GPU's, in turn
+// nvJPEG's handles and states come up one GPU after another, even across processes: the first GPU's
+// codec lane was ready 0.68-0.80 s into the batch, the later ones 0.26-0.62 s apart. A lane's first
+// files come out about two batches later.
+constexpr double kGpuCodecFirstS = 0.75;
+constexpr double kGpuCodecStartS = 0.4;  // each later GPU's, in turn
+constexpr double kGpuCodecRampS = 0.15;
 // A process that started GPUs takes longer to end (the driver tears them down after the last file):
-// 0.35 s for four bare contexts, 0.6 s for one H100 with nvJPEG's states, 0.9-1.2 s for four.
-constexpr double kGpuExitS = 0.1;       // a GPU's
-constexpr double kGpuCodecExitS = 0.5;  // nvJPEG's, once
-// What a GPU then does a second: 2000 photos of 12 Mpix went through four H100s' codec workers at
-// 1.9 Gpix/s a GPU once they were ready, one H100's at 3.2 (--codec gpu, sigma 1.5, 2026-11-26),
-// taken at 1.2; filters from host memory, 5.9 Gpix/s pageable on one H200 (docs/performance.md).
-constexpr double kGpuCodecPixelsPerSecond = 1.2e9;
+// 0.41 s from _Exit to the end with one H200 and its codec lane, 0.87 s with four.
+constexpr double kGpuExitS = 0.15;       // a GPU's
+constexpr double kGpuCodecExitS = 0.26;  // nvJPEG's, once
+// What a GPU then does a second: 2000 photos of 12 Mpix (sigma 1.5, JPEG out) went through one H200's
+// codec lane at 6.8-7.4 Gpix/s once it was ready, each of two at 5.6-6.4: a tenth less a GPU beside
+// it. Filters from host memory, 5.9 Gpix/s pageable on one H200 (docs/performance.md).
+constexpr double kGpuCodecPixelsPerSecond = 6.5e9;
+constexpr double kGpuCodecLossPerGpu = 0.1;
 constexpr double kGpuPixelsPerSecond = 5e9;
+
+// Seconds from the GPUs' start until `pixels` are done with the first `k` GPUs' codec lanes joining one
+// after another, the CPU codecs (`cpu_rate`) working until the first lane is ready (--codec auto).
+double with_gpu_codecs(double pixels, double cpu_rate, int k) {
+  double t = kGpuCodecFirstS;
+  double done = cpu_rate * t;
+  if (done >= pixels) return pixels / cpu_rate;
+  const double a_gpu = kGpuCodecPixelsPerSecond * std::max(0.1, 1.0 - kGpuCodecLossPerGpu * (k - 1));
+  for (int j = 1; j <= k; ++j) {  // lane j - 1 works from its start and ramp; j lanes work until the next's
+    t = std::max(t, kGpuCodecFirstS + kGpuCodecStartS * (j - 1) + kGpuCodecRampS);
+    const double next = j < k ? kGpuCodecFirstS + kGpuCodecStartS * j + kGpuCodecRampS : 1e30;
+    const double rate = a_gpu * j;
+    if (done + rate * (next - t) >= pixels) return t + (pixels - done) / rate;
+    done += rate * (next - t);
+    t = next;
+  }
+  return t;
+}
 
 double process_start_seconds_ago() {
   // Field 22 of /proc/self/stat: the start time in clock ticks after boot; /proc/uptime: now.
@@ -147,31 +169,48 @@ StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int
   const double codec_s = work.codec_pixels / kCpuCodecPixelsPerSecond / cores;
   c.cpu_s = fmas / kCpuFmasPerSecond / cores + codec_s;
   const int n = std::max(1, gpus);
-  // The GPUs join one after another: on average this long after the process started.
-  const double codec_start = work.gpu_codecs ? kGpuCodecStartS * (n + 1) / 2.0 : 0.0;
-  c.gpu_start_s = kDriverStartS + kContextS * n + codec_start;
-  const double gpu_rate = (work.gpu_codecs ? kGpuCodecPixelsPerSecond : kGpuPixelsPerSecond) * n;
-  double with_gpus = 0;
+  c.gpus = n;
   if (work.gpu_codecs) {
-    // The CPU codecs work from the start (--codec auto) and share what is left once the GPUs join.
+    // As many of the GPUs as end the process soonest: each adds its context and teardown, and joins
+    // later than the one before it.
     const double cpu_rate = c.cpu_s > 0 ? work.pixels / c.cpu_s : 0.0;
-    const double left = std::max(0.0, work.pixels - cpu_rate * c.gpu_start_s);
-    with_gpus = c.gpu_start_s + left / (cpu_rate + gpu_rate);
+    c.gpu_s = 1e30;
+    for (int k = 1; k <= n; ++k) {
+      const double start = kDriverStartS + kContextS * k;
+      const double s = start + with_gpu_codecs(work.pixels, cpu_rate, k) + kGpuExitS * k + kGpuCodecExitS;
+      if (s < c.gpu_s) {
+        c.gpu_s = s;
+        c.gpus = k;
+        c.gpu_start_s = start + kGpuCodecFirstS + kGpuCodecStartS * (k - 1) / 2.0;
+      }
+    }
+    c.all_gpus_s =
+        kDriverStartS + kContextS * n + with_gpu_codecs(work.pixels, cpu_rate, n) + kGpuExitS * n + kGpuCodecExitS;
   } else {
     // The GPUs filter while the CPU threads decode and encode.
-    with_gpus = c.gpu_start_s + std::max(work.pixels / gpu_rate, codec_s);
+    c.gpu_start_s = kDriverStartS + kContextS * n;
+    c.gpu_s = c.gpu_start_s + std::max(work.pixels / (kGpuPixelsPerSecond * n), codec_s) + kGpuExitS * n;
+    c.all_gpus_s = c.gpu_s;
   }
-  c.gpu_s = with_gpus + kGpuExitS * n + (work.gpu_codecs ? kGpuCodecExitS : 0.0);
   // Without a GPU the driver shows, discovery itself finds none (and says why): nothing to save.
   c.cpu_only = gpus > 0 && c.cpu_s <= c.gpu_s;
   if (gpus == 0) {
     c.reason = "no GPU visible to the driver";
+  } else if (c.cpu_only) {
+    c.reason = fmt::format(
+        "CPU workers only: the work takes about {:.2f} s on {} cores, no more than the {:.2f} s with {} GPU{} (they "
+        "start in about {:.2f} s and the process ends later by their teardown)",
+        c.cpu_s, cores, c.gpu_s, c.gpus, c.gpus == 1 ? "" : "s", c.gpu_start_s);
+  } else if (c.gpus < gpus) {
+    c.reason = fmt::format(
+        "{} of the {} GPUs: the work takes about {:.2f} s with {}, {:.2f} s with all {} (nvJPEG starts on one GPU "
+        "after another, and each GPU adds its start-up and teardown to the process)",
+        c.gpus, gpus, c.gpu_s, c.gpus, c.all_gpus_s, gpus);
   } else {
     c.reason = fmt::format(
-        "{}: the work takes about {:.2f} s on {} cores, {} the {:.2f} s with {} GPU{} (they start in about {:.2f} s "
-        "and the process ends later by their teardown)",
-        c.cpu_only ? "CPU workers only" : "GPUs", c.cpu_s, cores, c.cpu_only ? "no more than" : "more than", c.gpu_s,
-        gpus, gpus == 1 ? "" : "s", c.gpu_start_s);
+        "GPUs: the work takes about {:.2f} s on {} cores, more than the {:.2f} s with {} GPU{} (they start in about "
+        "{:.2f} s and the process ends later by their teardown)",
+        c.cpu_s, cores, c.gpu_s, gpus, gpus == 1 ? "" : "s", c.gpu_start_s);
   }
   return c;
 }

@@ -65,16 +65,19 @@ struct WorkEstimate {
   bool gpu_codecs = false;  // with GPUs, JPEGs would go to their codecs (nvJPEG's start-up too)
 };
 
-// Whether a job that may use every GPU ("--devices all") runs on the CPU workers alone, decided
-// before any CUDA call: when its estimated time on `cores` CPU workers is no more than its estimated
-// time with `gpus` GPUs (the driver, a context a GPU and nvJPEG's start, the GPUs joining one after
-// another while the CPU codecs already work, and the teardown that makes their process end later;
-// measured on H100 machines), the GPUs could not finish it sooner. `reason` says so in one line.
+// Whether a job that may use every GPU ("--devices all") runs on the CPU workers alone, and on how
+// many of the GPUs, decided before any CUDA call. With the GPUs' JPEG codecs, as many GPUs as end the
+// process soonest (the driver, a context a GPU, nvJPEG's start one GPU after another while the CPU
+// codecs already work, and the teardown that makes the process end later; measured on 4xH200 hosts);
+// without them, every GPU. When the estimated time on `cores` CPU workers is no more than that, the
+// GPUs could not finish it sooner. `reason` says what was chosen and why in one line.
 struct StartupChoice {
   bool cpu_only = false;
+  int gpus = 0;            // the GPUs to use, the first ones (all of them but for the GPU codecs)
   double cpu_s = 0;        // estimated time on the CPU workers
   double gpu_start_s = 0;  // estimated time before the GPUs can work (on average, as they join in turn)
-  double gpu_s = 0;        // estimated time with the GPUs, their start and teardown included
+  double gpu_s = 0;        // estimated time with `gpus` GPUs, their start and teardown included
+  double all_gpus_s = 0;   // the same with every GPU
   std::string reason;
 };
 StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int gpus);
