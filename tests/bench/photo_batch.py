@@ -26,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -62,32 +63,41 @@ def run_process(argv, log, watch=None, stall_s=0, on_stall=""):
     """Whole-process seconds, peak RSS (MB) and exit code of one command (its CPU seconds, user + system,
     in run_process.cpu_s); its output goes to `log`. With `watch` and `stall_s`, a command whose folder
     `watch` gains no file for stall_s seconds is stalled: `on_stall` runs first (its {pid} replaced, its
-    output into the log: a debugger's backtraces, say), then the command is killed (exit code -9)."""
+    output into the log: a debugger's backtraces, say), then the command is killed (exit code -9). The
+    watch runs on a thread of its own, so that the time is the process's end as wait4 sees it, not the
+    watch's next look."""
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        seen, since = -1, t0
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG if watch and stall_s > 0 else 0)
-            if pid:
-                break
-            time.sleep(0.5)
-            n = count_files(watch)
-            if n != seen:
-                seen, since = n, time.perf_counter()
-            elif time.perf_counter() - since > stall_s:
-                out.write(f"\nphoto_batch: no new output for {stall_s} s, {n} files written: stalled\n".encode())
-                out.flush()
-                if on_stall:
-                    try:
-                        subprocess.run(on_stall.replace("{pid}", str(p.pid)), shell=True, stdout=out,
-                                       stderr=subprocess.STDOUT, timeout=120)
-                    except subprocess.TimeoutExpired:
-                        out.write(b"photo_batch: --on-stall did not end in 120 s\n")
-                os.kill(p.pid, signal.SIGKILL)  # not p.kill(): it may reap the process before wait4 sees it
-                pid, status, usage = os.wait4(p.pid, 0)
-                break
+        ended = threading.Event()
+
+        def watch_for_stall():
+            seen, since = -1, time.perf_counter()
+            while not ended.wait(0.5):
+                n = count_files(watch)
+                if n != seen:
+                    seen, since = n, time.perf_counter()
+                elif time.perf_counter() - since > stall_s:
+                    out.write(f"\nphoto_batch: no new output for {stall_s} s, {n} files written: stalled\n".encode())
+                    out.flush()
+                    if on_stall:
+                        try:
+                            subprocess.run(on_stall.replace("{pid}", str(p.pid)), shell=True, stdout=out,
+                                           stderr=subprocess.STDOUT, timeout=120)
+                        except subprocess.TimeoutExpired:
+                            out.write(b"photo_batch: --on-stall did not end in 120 s\n")
+                    if not ended.is_set():
+                        os.kill(p.pid, signal.SIGKILL)  # not p.kill(): it may reap the process before wait4 sees it
+                    return
+
+        watcher = threading.Thread(target=watch_for_stall, daemon=True)
+        if watch and stall_s > 0:
+            watcher.start()
+        pid, status, usage = os.wait4(p.pid, 0)
         whole = time.perf_counter() - t0
+        ended.set()
+        if watcher.is_alive():
+            watcher.join()
     code = os.waitstatus_to_exitcode(status)
     run_process.cpu_s = usage.ru_utime + usage.ru_stime
     run_process.faults = usage.ru_minflt
