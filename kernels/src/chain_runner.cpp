@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "conv/conv_kernels.hpp"
 #include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/util/error.hpp"
@@ -185,6 +187,24 @@ DeviceRegion run_chain(const Chain& chain, const TilePlan& plan, const DeviceTap
     in = out;
   }
   return in;
+}
+
+TilePlan whole_image_plan(const Chain& chain, const Border& border, int w, int h, const std::string& name) {
+  const Tile tile = plan_tiles(w, h, chain_halo(chain), {w, h}).front();
+  if (!chain_fits_tile(chain, tile, w, h, border.mode))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: this chain runs filter by filter with this border on a {}x{} image", name, w, h));
+  if (std::any_of(chain.begin(), chain.end(), fft_stage))
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a 2-D kernel this large takes the FFT path", name));
+  TilePlan plan = plan_tile(chain, tile, w, h, border.mode);
+  const auto& rows = plan.rows;
+  const auto& cols = plan.columns;
+  const bool whole = rows.size() == 1 && cols.size() == 1 && rows[0].source == 0 && rows[0].length == h &&
+                     rows[0].compact == 0 && cols[0].source == 0 && cols[0].length == w && cols[0].compact == 0;
+  if (!whole)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: this border reads the image in pieces (wrap on a small image)", name));
+  return plan;
 }
 
 }  // namespace tf::cuda

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "conv/launch_shape.hpp"
@@ -81,6 +82,12 @@ bool is_aligned(const void* data, std::size_t pitch, std::size_t alignment);
 // single stage's last convolution runs as two launches through an intermediate (the wide separable
 // path, box sums). Direct convolution only (no FFT stage).
 bool output_may_alias_input(const Chain& chain, const TilePlan& plan, const Format& format, int multiprocessors);
+
+// The chain's plan for a whole w x h image as one tile, for run_chain straight on a decoded image
+// (the GPU JPEG codec's path). Throws tf::Error (InvalidArgument) naming `name` where the chain cannot
+// run so: filter by filter at this border, through the FFT, or a wrap border reading the image in
+// pieces (the file then goes through the tiled Device path).
+TilePlan whole_image_plan(const Chain& chain, const Border& border, int w, int h, const std::string& name);
 
 // Launches every stage of `plan` on `stream`. `input` holds the uploaded pixels (plan.columns x
 // plan.rows, compact), buffers.maps the plan's maps. Returns the region holding tile.out. Each

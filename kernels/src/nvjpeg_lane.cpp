@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,10 +25,9 @@
 
 #include "chain_runner.hpp"
 #include "cuda/cuda_util.hpp"
-#include "fft/fft_stage.hpp"
 #include "nvjpeg_handles.hpp"
+#include "nvjpeg_hw_decoder.hpp"
 #include "tile_plan.hpp"
-#include "tilefilter/engine/backend_rules.hpp"
 #include "tilefilter/io/gpu_jpeg.hpp"
 #include "tilefilter/util/error.hpp"
 
@@ -61,7 +61,7 @@ class NvjpegLane final : public GpuJpegLane {
       // The state for gray files, the second set's states and the CUDA decoder's come with the first
       // file that needs them.
       check(nvjpegJpegStreamCreate(hw_.value, &hw_parsed_.value), name_, "hardware stream parser");
-      check(nvjpegJpegStateCreate(hw_.value, &hw_state_[0][1].value), name_, "hardware state");
+      hw_decoder_.emplace(hw_.value, name_);
     } else {
       cuda_decoder();
       check(nvjpegJpegStreamCreate(handle_.value, &parsed_.value), name_, "stream parser");
@@ -309,26 +309,6 @@ class NvjpegLane final : public GpuJpegLane {
     }
   }
 
-  // The chain's plan for a whole image as one tile; throws when the chain cannot run so (the file
-  // then goes through the tiled Device path).
-  static TilePlan whole_image_plan(const Chain& chain, const Border& border, int w, int h, const std::string& name) {
-    const Tile tile = plan_tiles(w, h, chain_halo(chain), {w, h}).front();
-    if (!chain_fits_tile(chain, tile, w, h, border.mode))
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: this chain runs filter by filter with this border on a {}x{} image", name, w, h));
-    if (std::any_of(chain.begin(), chain.end(), fft_stage))
-      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: a 2-D kernel this large takes the FFT path", name));
-    TilePlan plan = plan_tile(chain, tile, w, h, border.mode);
-    const auto& rows = plan.rows;
-    const auto& cols = plan.columns;
-    const bool whole = rows.size() == 1 && cols.size() == 1 && rows[0].source == 0 && rows[0].length == h &&
-                       rows[0].compact == 0 && cols[0].source == 0 && cols[0].length == w && cols[0].compact == 0;
-    if (!whole)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{}: this border reads the image in pieces (wrap on a small image)", name));
-    return plan;
-  }
-
   // The hardware decoder takes every file of the batch with `channels` that it supports in one call,
   // spread over its engines, queued on stream_ (nobody waits for it here); files of a call that
   // fails are decoded one by one after it. Returns the files it took.
@@ -337,7 +317,6 @@ class NvjpegLane final : public GpuJpegLane {
     for (Item& it : items)
       if (it.error.empty() && it.hardware && it.channels == channels) group.push_back(&it);
     if (group.empty()) return 0;
-    const int f = channels == 3;
     const int n = static_cast<int>(group.size());
     std::vector<const unsigned char*> data;
     std::vector<std::size_t> lengths;
@@ -351,29 +330,9 @@ class NvjpegLane final : public GpuJpegLane {
       most_w = std::max(most_w, group[k]->w);
       most_h = std::max(most_h, group[k]->h);
     }
-    const cudaStream_t s = stream_.get();
-    bool ok =
-        hw_state_[set][f].value || nvjpegJpegStateCreate(hw_.value, &hw_state_[set][f].value) == NVJPEG_STATUS_SUCCESS;
-    if (ok && hw_batch_[set][f] != n) {
-      ok =
-          nvjpegDecodeBatchedInitialize(hw_.value, hw_state_[set][f].value, n, 1, kOutputs[f]) == NVJPEG_STATUS_SUCCESS;
-      hw_batch_[set][f] = ok ? n : 0;
-    }
-    if (ok && (n > hw_pool_[set][f].batch || most_w > hw_pool_[set][f].w || most_h > hw_pool_[set][f].h)) {
-      // The decoder's own buffers for the largest batch so far, made once instead of in every call
-      // (a pool, as DALI and nvImageCodec keep one); where it fails the call allocates as before.
-      hw_pool_[set][f] = {std::max(n, hw_pool_[set][f].batch), std::max(most_w, hw_pool_[set][f].w),
-                          std::max(most_h, hw_pool_[set][f].h)};
-      (void)nvjpegDecodeBatchedPreAllocate(hw_.value, hw_state_[set][f].value, hw_pool_[set][f].batch,
-                                           hw_pool_[set][f].w, hw_pool_[set][f].h,
-                                           channels == 1 ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444, kOutputs[f]);
-    }
-    ok = ok && nvjpegDecodeBatched(hw_.value, hw_state_[set][f].value, data.data(), lengths.data(), dest.data(), s) ==
-                   NVJPEG_STATUS_SUCCESS;
-    if (!ok) {
+    if (!hw_decoder_->decode(set, channels, data, lengths, dest, most_w, most_h, stream_.get())) {
       (void)cudaGetLastError();
       stream_.drain();
-      hw_batch_[set][f] = 0;  // "also used to reset failed batches": initialized again next time
       for (Item* it : group) it->hardware = false;
       return 0;
     }
@@ -507,19 +466,13 @@ class NvjpegLane final : public GpuJpegLane {
   std::mutex sets_mutex_;
   std::condition_variable set_free_;
   int next_set_ = 0;  // the set the next batch takes (they alternate)
-  // Per set of decode buffers and per output (gray, RGB): a hardware state is initialized and its buffers
-  // preallocated again while its set's previous batch may still be decoding on stream_, so each set has
-  // its own, taken up again only once that batch has ended.
-  int hw_batch_[2][2] = {};  // the batch size each hardware state was initialized for
-  struct Pool {
-    int batch = 0, w = 0, h = 0;
-  } hw_pool_[2][2];  // what each hardware state's buffers were preallocated for
   // Destroyed bottom-up: states before their handles.
   std::shared_ptr<GpuHandles> shared_;  // outlives the states below, made from its handles
   struct HandleRef {
     nvjpegHandle_t value = nullptr;
-  } hw_, handle_, coder_;  // coder_: the handle the encoders were made from
-  Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> hw_state_[2][2], state_;
+  } hw_, handle_, coder_;                           // coder_: the handle the encoders were made from
+  std::optional<HardwareBatchDecoder> hw_decoder_;  // where the GPU has a hardware decoder
+  Owned<nvjpegJpegState_t, nvjpegJpegStateDestroy> state_;
   Owned<nvjpegJpegStream_t, nvjpegJpegStreamDestroy> hw_parsed_, parsed_;
   std::vector<std::unique_ptr<Slot>> slots_;  // the encoder states: destroyed before the handles
 };
