@@ -86,6 +86,10 @@ TEST(Startup, PhotoBatchesTakeAsManyGpusAsEndThemSoonest) {
   }
   EXPECT_EQ(last, 4);
   EXPECT_EQ(choose_cpu_for_small_work(photos(2000), 64, 1).gpus, 1);
+  // Nothing to do (every file already done): the CPU, with numbers, not NaNs, in its reason.
+  const StartupChoice none = choose_cpu_for_small_work(photos(0), 64, 4);
+  EXPECT_TRUE(none.cpu_only);
+  EXPECT_EQ(none.reason.find("nan"), std::string::npos) << none.reason;
   // Without the GPU codecs (TIFFs, PNGs) every GPU filters: none of them joins late.
   WorkEstimate tiffs = photos(2000);
   tiffs.gpu_codecs = false;

@@ -49,6 +49,7 @@ constexpr double kGpuPixelsPerSecond = 5e9;
 // Seconds from the GPUs' start until `pixels` are done with the first `k` GPUs' codec lanes joining one
 // after another, the CPU codecs (`cpu_rate`) working until the first lane is ready (--codec auto).
 double with_gpu_codecs(double pixels, double cpu_rate, int k) {
+  if (pixels <= 0) return 0;
   double t = kGpuCodecFirstS;
   double done = cpu_rate * t;
   if (done >= pixels) return pixels / cpu_rate;
