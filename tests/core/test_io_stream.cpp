@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -112,6 +113,38 @@ TEST(StreamApply, TiledTiffInputAndOutputEqualWhole) {
   o.write.tiff_tile = {16, 32};
   filter_file(in, dir / "out.tif", chain, cpu(2), {}, o);
   EXPECT_TRUE(same_pixels(decode_file(dir / "out.tif").view(), expected.view()));
+}
+
+// A caller's allocator holds the bands and their windows (a batch recycles them from file to file): every
+// buffer it gave is given back, and the bits are those of the default allocator's run.
+TEST(StreamApply, BandsComeFromTheCallersAllocator) {
+  test::TempDir dir;
+  const std::string in = dir / "in.png";
+  encode_file(in, test::random_image(211, 97, Format{PixelType::U8, 3}, 41).view());
+  const Chain chain = parse_chain({"gaussian:sigma=2"});
+  std::mutex mutex;
+  int given = 0, back = 0;
+  PixelAllocator counting{[&](std::size_t n) {
+                            std::lock_guard lock(mutex);
+                            ++given;
+                            return default_allocator().allocate(n);
+                          },
+                          [&](void* p) {
+                            {
+                              std::lock_guard lock(mutex);
+                              ++back;
+                            }
+                            default_allocator().release(p);
+                          }};
+  StreamOptions o;
+  o.band_rows = 17;
+  o.allocator = &counting;
+  const StreamReport r = filter_file(in, dir / "a.png", chain, cpu(2), {}, o);
+  EXPECT_GT(r.bands, 1);
+  EXPECT_EQ(given, 4) << "two windows and two bands";
+  EXPECT_EQ(back, given);
+  stream(in, dir / "b.png", chain, 17);
+  EXPECT_TRUE(same_pixels(decode_file(dir / "a.png").view(), decode_file(dir / "b.png").view()));
 }
 
 TEST(StreamApply, WrapBorderRunsInOneBandWithANote) {

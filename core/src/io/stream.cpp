@@ -250,14 +250,15 @@ std::vector<Band> plan_bands(int height, int rows, const Halo& halo) {
 // so the others stop; the first error is kept and rethrown by run().
 class BandPipeline {
  public:
-  BandPipeline(FilePlan& plan, std::vector<Band> bands, ImageWriter& writer, StreamReport& report)
+  BandPipeline(FilePlan& plan, std::vector<Band> bands, ImageWriter& writer, StreamReport& report,
+               const PixelAllocator& alloc)
       : plan_(plan), bands_(std::move(bands)), writer_(writer), report_(report) {
     const int W = plan.info.width, H = plan.info.height;
     const int window_rows = std::min(H, plan.rows + plan.halo.top + plan.halo.bottom);
     const int buffers = bands_.size() > 1 ? 2 : 1;
     for (int i = 0; i < buffers; ++i) {
-      windows_.emplace_back(W, window_rows, plan.info.format);
-      outs_.emplace_back(W, plan.rows, plan.info.format);
+      windows_.emplace_back(W, window_rows, plan.info.format, alloc);
+      outs_.emplace_back(W, plan.rows, plan.info.format, alloc);
       free_windows_.push(i);
       free_outs_.push(i);
     }
@@ -407,7 +408,8 @@ StreamReport filter_file(const std::string& input, const std::string& output, co
   report.bands = static_cast<int>(bands.size());
   report.band_rows = plan.rows;
   auto writer = create_image(output, plan.info.width, plan.info.height, plan.info.format, plan.metadata, plan.write);
-  BandPipeline(plan, std::move(bands), *writer, report).run(chain, devices, job, options);
+  BandPipeline(plan, std::move(bands), *writer, report, options.allocator ? *options.allocator : default_allocator())
+      .run(chain, devices, job, options);
   if (job.cancel && job.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
   const auto t0 = std::chrono::steady_clock::now();
   writer->finish();

@@ -16,10 +16,13 @@ namespace tf {
 
 struct StreamOptions {
   Limits limits;
-  WriteOptions write;                             // write.strip drops the metadata
-  std::size_t memory_budget = 0;                  // bytes of host memory for pixels in flight; 0 = automatic
-  int band_rows = 0;                              // 0 = from the budget (tests force small bands)
-  bool autorotate = false;                        // rotate pixels by the EXIF orientation, write orientation 1
+  WriteOptions write;             // write.strip drops the metadata
+  std::size_t memory_budget = 0;  // bytes of host memory for pixels in flight; 0 = automatic
+  int band_rows = 0;              // 0 = from the budget (tests force small bands)
+  bool autorotate = false;        // rotate pixels by the EXIF orientation, write orientation 1
+  // Where the bands' and their windows' pixels live (a batch recycles them from file to file); null:
+  // default_allocator().
+  const PixelAllocator* allocator = nullptr;
   std::function<void(double fraction)> progress;  // from the filtering thread
 };
 
