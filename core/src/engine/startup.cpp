@@ -179,14 +179,13 @@ StartupChoice choose_cpu_for_small_work(const WorkEstimate& work, int cores, int
     for (int k = 1; k <= n; ++k) {
       const double start = kDriverStartS + kContextS * k;
       const double s = start + with_gpu_codecs(work.pixels, cpu_rate, k) + kGpuExitS * k + kGpuCodecExitS;
+      if (k == n) c.all_gpus_s = s;
       if (s < c.gpu_s) {
         c.gpu_s = s;
         c.gpus = k;
         c.gpu_start_s = start + kGpuCodecFirstS + kGpuCodecStartS * (k - 1) / 2.0;
       }
     }
-    c.all_gpus_s =
-        kDriverStartS + kContextS * n + with_gpu_codecs(work.pixels, cpu_rate, n) + kGpuExitS * n + kGpuCodecExitS;
   } else {
     // The GPUs filter while the CPU threads decode and encode.
     c.gpu_start_s = kDriverStartS + kContextS * n;
