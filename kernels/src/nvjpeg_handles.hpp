@@ -9,6 +9,11 @@
 
 namespace tf::cuda {
 
+// The decoders' output for a file of `channels` (1 or 3): gray, or interleaved RGB.
+inline nvjpegOutputFormat_t decoded_format(int channels) {
+  return channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+}
+
 // Throws tf::Error (Device) "NAME: nvJPEG WHAT failed (STATUS)".
 void check(nvjpegStatus_t s, const std::string& name, const char* what);
 

@@ -13,7 +13,7 @@ bool HardwareBatchDecoder::decode(int set, int channels, std::span<const unsigne
                                   int most_h, cudaStream_t stream) {
   const int f = channels == 3;
   const int n = static_cast<int>(data.size());
-  const nvjpegOutputFormat_t output = f ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+  const nvjpegOutputFormat_t output = decoded_format(channels);
   nvjpegJpegState_t& state = state_[set][f].value;
   bool ok = state || nvjpegJpegStateCreate(hw_, &state) == NVJPEG_STATUS_SUCCESS;
   if (ok && batch_[set][f] != n) {

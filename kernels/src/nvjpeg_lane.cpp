@@ -176,7 +176,6 @@ class NvjpegLane final : public GpuJpegLane {
   }
 
  private:
-  static constexpr nvjpegOutputFormat_t kOutputs[2] = {NVJPEG_OUTPUT_Y, NVJPEG_OUTPUT_RGBI};
   // Files filtered and encoded at once (streams with an encoder state each). Measured on an H100 with
   // 4000x3000 photos: see docs/performance.md, "Photo batch".
   static constexpr std::size_t kSlots = 3;
@@ -352,8 +351,8 @@ class NvjpegLane final : public GpuJpegLane {
     dest.pitch[0] = it.pitch;
     const cudaStream_t s = stream_.get();
     const auto t0 = std::chrono::steady_clock::now();
-    check(nvjpegDecode(handle_.value, state_.value, job.jpeg.data(), job.jpeg.size(), kOutputs[it.channels == 3], &dest,
-                       s),
+    check(nvjpegDecode(handle_.value, state_.value, job.jpeg.data(), job.jpeg.size(), decoded_format(it.channels),
+                       &dest, s),
           job.name, "decode");
     TF_CUDA_CHECK(cudaStreamSynchronize(s));
     it.decoded = true;

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <ranges>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "batch_run.hpp"
 #include "tilefilter/engine/startup.hpp"
@@ -296,11 +298,7 @@ DeviceSelection batch_devices(const BatchOptions& options, BatchPlan& plan) {
       return cpu;
     }
     if (choice.gpus < visible) {
-      const auto first = [](int n) {
-        std::string list = "0";
-        for (int k = 1; k < n; ++k) list += fmt::format(",{}", k);
-        return list;
-      };
+      const auto first = [](int n) { return fmt::format("{}", fmt::join(std::views::iota(0, n), ",")); };
       try {
         DeviceSelection some = select_devices(first(choice.gpus), options.device_memory);
         plan.notes.push_back(fmt::format("{} (--devices {} takes every GPU)", choice.reason, first(visible)));
