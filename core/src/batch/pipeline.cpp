@@ -7,8 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <ranges>
+#include <numeric>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -298,7 +299,11 @@ DeviceSelection batch_devices(const BatchOptions& options, BatchPlan& plan) {
       return cpu;
     }
     if (choice.gpus < visible) {
-      const auto first = [](int n) { return fmt::format("{}", fmt::join(std::views::iota(0, n), ",")); };
+      const auto first = [](int n) {
+        std::vector<int> ordinals(static_cast<std::size_t>(n));
+        std::iota(ordinals.begin(), ordinals.end(), 0);
+        return fmt::format("{}", fmt::join(ordinals, ","));
+      };
       try {
         DeviceSelection some = select_devices(first(choice.gpus), options.device_memory);
         plan.notes.push_back(fmt::format("{} (--devices {} takes every GPU)", choice.reason, first(visible)));
