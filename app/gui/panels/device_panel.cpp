@@ -1,5 +1,7 @@
 #include "device_panel.hpp"
 
+#include <algorithm>
+
 #include <QLabel>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -127,6 +129,9 @@ QString DevicePanel::bound_text() const { return bound_->isHidden() ? QString() 
 QString DevicePanel::memory_text() const { return memory_->text(); }
 
 void DevicePanel::show_memory(quint64 resident, quint64 peak) {
+  // The two are read a moment apart (and the arguments in either order): the peak is never below what
+  // is resident.
+  peak = std::max(peak, resident);
   memory_->setText(tr("Memory budget for large images: %1 (bands streamed within %2, the rest for the "
                       "process, the on-screen overviews and the undo steps that fit)\n"
                       "This process: %3 resident, %4 peak")
