@@ -1,8 +1,8 @@
 // Images already in GPU memory (cuda::filter_device_image, the path of tf_filter_device, CuPy and
 // PyTorch): the rules that let the chain read and write the caller's memory where it lies (pure C++,
 // run without a GPU), and on a GPU the CPU's bits in place and out of place, for every border, pixel
-// type and channel count, odd sizes, pitches that are multiples of nothing, and views whose start
-// the kernels' 16-byte stores cannot take.
+// type and channel count, odd sizes, pitches that are multiples of nothing, views whose start the
+// kernels' 16-byte stores cannot take, and plans kept from call to call.
 #ifdef TF_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -188,6 +188,44 @@ TEST(InPlace, ViewsTheKernelsCannotStoreToAndStreams) {
       const std::size_t pitch = cuda::device_pitch(333, f.pixel_bytes());
       expect_bits(src, want, chain, BorderMode::Reflect101, pitch, f.pixel_bytes(), what + " offset", stream.get());
     }
+}
+
+// Each GPU keeps the last call's plan (its maps on the device) while the chain's footprints, the image
+// size and the border repeat: chains of one footprint with other taps, a border changed between
+// calls, another size and back, and a band split over every GPU in between give the CPU's bits.
+TEST(DeviceImagePlans, KeptOnlyWhileTheyFitTheCall) {
+  TF_REQUIRE_GPU();
+  const std::uint32_t seed = test::test_seed(4420);
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  const int device = gpus()[0]->info().ordinal;
+  const Format f{PixelType::U8, 4};
+  struct Call {
+    const char* spec;
+    BorderMode mode;
+    int w, h;
+    bool split;
+  };
+  // gaussian:sigma=1.5 and box:radius=5 both reach 5 pixels; sharpen reaches 1.
+  const Call calls[] = {{"gaussian:sigma=1.5", BorderMode::Reflect101, 301, 517, false},
+                        {"box:radius=5", BorderMode::Reflect101, 301, 517, false},
+                        {"gaussian:sigma=1.5", BorderMode::Constant, 301, 517, false},
+                        {"gaussian:sigma=1.5", BorderMode::Reflect101, 517, 301, false},
+                        {"gaussian:sigma=1.5", BorderMode::Reflect101, 301, 517, true},
+                        {"sharpen", BorderMode::Reflect101, 301, 517, false},
+                        {"gaussian:sigma=1.5", BorderMode::Reflect101, 301, 517, false}};
+  for (const Call& call : calls) {
+    const Chain chain = parse_chain({call.spec});
+    const Image src = test::random_image(call.w, call.h, f, seed);
+    const Image want = cpu_reference(src, chain, sweep_border(call.mode));
+    DeviceImage in(src, device, cuda::device_pitch(call.w, f.pixel_bytes()), 0);
+    DeviceImage out(src, device, in.view.pitch, 0);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      cuda::filter_device_image(in.view, out.view, chain, sweep_border(call.mode), device, nullptr,
+                                call.split ? cuda::device_ordinals() : std::vector<int>{});
+      EXPECT_TRUE(same_bits(want, out.download()))
+          << config(call.spec, call.mode, f, call.w, call.h) << (call.split ? " split" : "") << " call " << repeat;
+    }
+  }
 }
 
 }  // namespace
