@@ -179,6 +179,16 @@ TEST(BatchCli, ExitCodes) {
   EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
   // The input folder as output: refused.
   EXPECT_EQ(run_cli(fmt::format("batch {0} {0} -f box", quoted(good)), &log), 2) << log;
+  // The report named as one of the inputs: refused, the input untouched.
+  const std::string input = fs::directory_iterator(good)->path().string();
+  const auto input_bytes = read_bytes(input);
+  EXPECT_EQ(run_cli(fmt::format("batch {} {} -f box --devices cpu:1 --report {}", quoted(good), quoted(dir / "o7"),
+                                quoted(input)),
+                    &log),
+            2)
+      << log;
+  EXPECT_NE(log.find("is one of the input files"), std::string::npos) << log;
+  EXPECT_TRUE(read_bytes(input) == input_bytes);
 }
 
 TEST(BatchCli, ResumeRefusesAFolderMadeByAnotherJob) {

@@ -163,6 +163,19 @@ TEST(BatchPlan, NeverOverwritesAnInputNorWritesThroughALinkOutOfOutDir) {
   fs::create_hard_link(d2 / "in/x.png", d2 / "out/x.png");
   const BatchPlan p2 = plan_batch(options_for(d2 / "in", d2 / "out"));
   EXPECT_NE(p2.items.at(0).problem.find("overwrite an input"), std::string::npos);
+
+  // Symbolic links: an input that is a link to a file in OUT_DIR under its output name, and an output
+  // name that is already a link to an input. Neither is written; a plain input beside them is.
+  TempDir d3;
+  put(d3 / "in/real.png", 20, 10, 4);
+  put(d3 / "in/plain.png", 20, 10, 5);
+  put(d3 / "out/target.png", 20, 10, 6);
+  fs::create_symlink(d3 / "out/target.png", d3 / "in/target.png");
+  fs::create_symlink(d3 / "in/real.png", d3 / "out/real.png");
+  const BatchPlan p3 = plan_batch(options_for(d3 / "in", d3 / "out"));
+  EXPECT_NE(find_item(p3, "target.png")->problem.find("overwrite an input"), std::string::npos);
+  EXPECT_NE(find_item(p3, "real.png")->problem.find("overwrite an input"), std::string::npos);
+  EXPECT_TRUE(find_item(p3, "plain.png")->problem.empty());
 }
 
 TEST(BatchPlan, ResumeTakesOnlyCompleteOutputs) {

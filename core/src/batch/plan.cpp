@@ -60,7 +60,11 @@ struct Walker {
   std::string in_root, out_root;
   std::vector<std::string> excluded;  // resolved
   BatchPlan& plan;
-  std::vector<std::pair<std::string, std::string>> files;  // (full path, relative)
+  struct Found {
+    std::string path, relative;  // path: in_root's name and the folders walked, so already absolute_normal
+    bool link = false;           // a symbolic link to a file: its absolute_normal name lies elsewhere
+  };
+  std::vector<Found> files;
 
   bool is_excluded(const std::string& resolved) const {
     return std::any_of(excluded.begin(), excluded.end(), [&](const std::string& e) { return is_within(resolved, e); });
@@ -96,7 +100,7 @@ struct Walker {
         }
       } else if (fs::is_regular_file(target)) {
         if (is_temporary_name(name)) continue;  // an unfinished output of some run, never an input
-        if (is_image_extension(name)) files.emplace_back(e.path().string(), r.string());
+        if (is_image_extension(name)) files.push_back({e.path().string(), r.string(), fs::is_symlink(link)});
         else plan.skipped.push_back(fmt::format("{} (not an image)", r.string()));
       } else {
         plan.skipped.push_back(fmt::format("{} (not a regular file)", r.string()));
@@ -105,9 +109,10 @@ struct Walker {
   }
 };
 
-std::pair<dev_t, ino_t> file_id(const std::string& path, bool* ok) {
+std::pair<dev_t, ino_t> file_id(const std::string& path, bool* ok, std::size_t* bytes = nullptr) {
   struct stat st {};
   *ok = ::stat(path.c_str(), &st) == 0;
+  if (bytes) *bytes = *ok ? static_cast<std::size_t>(st.st_size) : 0;
   return {st.st_dev, st.st_ino};
 }
 
@@ -220,49 +225,62 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   std::map<std::string, int> owner;  // output path -> item
   plan.items.resize(w.files.size());
   std::vector<fs::path> wanted(w.files.size());
+  // Never write over an input, by name or by inode: the inputs' names and ids, one stat a file (its
+  // size too). 10 000 files took 19 file-system calls each here before, 0.26-0.58 s on a 2-core VM.
+  std::set<std::string> input_names;
+  std::set<std::pair<dev_t, ino_t>> input_ids;
   for (std::size_t i = 0; i < w.files.size(); ++i) {
-    const fs::path rel(w.files[i].second);
-    const std::string ext = rel.extension().string();
+    const Walker::Found& found = w.files[i];
+    const fs::path rel(found.relative);
     fs::path out = rel;
-    out.replace_extension(output_extension(opt.format, ext));
+    out.replace_extension(output_extension(opt.format, rel.extension().string()));
     wanted[i] = fs::path(w.out_root) / out;
     auto& item = plan.items[i];
-    item.input = w.files[i].first;
-    item.relative = w.files[i].second;
-    item.input_bytes = static_cast<std::size_t>(fs::file_size(item.input, ec));
-    if (ec) item.input_bytes = 0;
+    item.input = found.path;
+    item.relative = found.relative;
+    bool ok = false;
+    const auto id = file_id(item.input, &ok, &item.input_bytes);
+    if (ok) input_ids.insert(id);
+    input_names.insert(found.link ? absolute_normal(item.input) : item.input);
   }
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t i = 0; i < w.files.size(); ++i) {
       const bool keeps_ext =
-          lower(wanted[i].extension().string()) == lower(fs::path(w.files[i].second).extension().string());
+          lower(wanted[i].extension().string()) == lower(fs::path(w.files[i].relative).extension().string());
       if ((pass == 0) != keeps_ext) continue;
       std::string out = wanted[i].string();
       if (owner.count(out))
-        out = (fs::path(w.out_root) / (w.files[i].second + wanted[i].extension().string())).string();
+        out = (fs::path(w.out_root) / (w.files[i].relative + wanted[i].extension().string())).string();
       for (int n = 2; owner.count(out); ++n)
-        out = (fs::path(w.out_root) / fmt::format("{}.{}{}", w.files[i].second, n, wanted[i].extension().string()))
+        out = (fs::path(w.out_root) / fmt::format("{}.{}{}", w.files[i].relative, n, wanted[i].extension().string()))
                   .string();
       owner[out] = static_cast<int>(i);
       plan.items[i].output = out;
     }
 
-  // Guards per file: never write over an input (by name or by inode), never through a link that
-  // leads out of OUT_DIR.
-  std::set<std::string> input_names;
-  std::set<std::pair<dev_t, ino_t>> input_ids;
-  for (const auto& item : plan.items) {
-    input_names.insert(absolute_normal(item.input));
-    bool ok = false;
-    const auto id = file_id(item.input, &ok);
-    if (ok) input_ids.insert(id);
-  }
+  // Per output: not an input (by name or inode), and not written through a link that leads out of
+  // OUT_DIR. Each output folder is resolved once; an output's own name is its folder's and its file
+  // name unless it is a symbolic link already there.
+  struct Folder {
+    std::string name;  // absolute_normal
+    bool within = false;
+  };
+  std::map<std::string, Folder> folders;
   for (auto& item : plan.items) {
     bool exists = false;
     const auto id = file_id(item.output, &exists);
-    if (input_names.count(absolute_normal(item.output)) || (exists && input_ids.count(id))) {
+    const fs::path out(item.output);
+    auto [folder, fresh] = folders.try_emplace(out.parent_path().string());
+    if (fresh) {
+      folder->second.name = absolute_normal(folder->first);
+      folder->second.within = is_within(folder->second.name, w.out_root);
+    }
+    const std::string name = exists && fs::is_symlink(fs::symlink_status(out, ec))
+                                 ? absolute_normal(item.output)
+                                 : (fs::path(folder->second.name) / out.filename()).string();
+    if (input_names.count(name) || (exists && input_ids.count(id))) {
       item.problem = fmt::format("output {} would overwrite an input file; refusing", item.output);
-    } else if (!resolves_within(fs::path(item.output).parent_path().string(), w.out_root)) {
+    } else if (!folder->second.within) {
       item.problem = fmt::format("output {} would be written outside {} (through a symbolic link); refusing",
                                  item.output, opt.output_dir);
     } else if (opt.resume) {
