@@ -226,7 +226,8 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   plan.items.resize(w.files.size());
   std::vector<fs::path> wanted(w.files.size());
   // Never write over an input, by name or by inode: the inputs' names and ids, one stat a file (its
-  // size too). 10 000 files took 19 file-system calls each here before, 0.26-0.58 s on a 2-core VM.
+  // size too); a name is resolved (absolute_normal: a call a path component) only for links. The plan
+  // runs before the devices start: 10 000 files take 4 calls each, 0.1-0.26 s on a loaded 2-core VM.
   std::set<std::string> input_names;
   std::set<std::pair<dev_t, ino_t>> input_ids;
   for (std::size_t i = 0; i < w.files.size(); ++i) {
