@@ -246,8 +246,9 @@ std::vector<Band> plan_bands(int height, int rows, const Halo& halo) {
 }
 
 // The three stages over the bands and their two pools of buffers: read_windows and write_bands each
-// on a thread of their own, filter_bands on the caller's. A stage that fails closes every channel,
-// so the others stop; the first error is kept and rethrown by run().
+// on a thread of their own, filter_bands on the caller's (all three in turn there for one band). A
+// stage that fails closes every channel, so the others stop; the first error is kept and rethrown by
+// run().
 class BandPipeline {
  public:
   BandPipeline(FilePlan& plan, std::vector<Band> bands, ImageWriter& writer, StreamReport& report,
@@ -268,11 +269,19 @@ class BandPipeline {
 
   void run(const Chain& chain, const std::vector<DevicePtr>& devices, const JobOptions& job,
            const StreamOptions& options) {
-    std::thread read_thread([&] { guard([&] { read_windows(); }); });
-    std::thread write_thread([&] { guard([&] { write_bands(); }); });
-    guard([&] { filter_bands(chain, devices, job, options); });
-    read_thread.join();
-    write_thread.join();
+    if (bands_.size() == 1) {
+      // One band has nothing to overlap: its stages run in turn here, and a batch of small images
+      // does not start and join two threads a file.
+      guard([&] { read_windows(); });
+      guard([&] { filter_bands(chain, devices, job, options); });
+      guard([&] { write_bands(); });
+    } else {
+      std::thread read_thread([&] { guard([&] { read_windows(); }); });
+      std::thread write_thread([&] { guard([&] { write_bands(); }); });
+      guard([&] { filter_bands(chain, devices, job, options); });
+      read_thread.join();
+      write_thread.join();
+    }
     if (error_) std::rethrow_exception(error_);
   }
 
