@@ -110,8 +110,14 @@ bool BatchRun::stream_on_cpu(int i, int lane) {
     if (pixels >= (opt_.split_pixels > 0 ? opt_.split_pixels : kAutoSplitPixels) ||
         !whole_image_reason(info, item.output, chain_, {device}, opt_.job, false).empty())
       return false;
-    // A small image holds no more than the whole path would charge it: its pixels and its result.
-    charge_bytes = std::min(charge_bytes, 2 * static_cast<std::size_t>(pixels) * info.format.pixel_bytes());
+    // A small image holds no more than the whole path would charge it: its pixels and its result, as one
+    // band (one window, one output), its stages in turn on this thread. Bands cut to fit that charge
+    // started two threads a file: 10 000 photos of 96 x 64 made 20 000.
+    const std::size_t whole_bytes = 2 * static_cast<std::size_t>(pixels) * info.format.pixel_bytes();
+    if (whole_bytes <= charge_bytes) {
+      charge_bytes = whole_bytes;
+      so.band_rows = info.height;
+    }
     so.memory_budget = charge_bytes;
     // A progressive file's reader holds its whole-image coefficients beside the bands.
     charge_bytes += header.coefficient_bytes;
