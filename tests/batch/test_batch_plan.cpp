@@ -178,6 +178,25 @@ TEST(BatchPlan, NeverOverwritesAnInputNorWritesThroughALinkOutOfOutDir) {
   EXPECT_TRUE(find_item(p3, "plain.png")->problem.empty());
 }
 
+TEST(BatchPlan, AFolderTurnedIntoALinkOutOfOutDirAfterThePlanIsRefusedAtWriteTime) {
+  // Checked again as each file is written: out/sub made a link to outside/ between the plan and the run.
+  TempDir dir;
+  const std::string in = dir / "in", out = dir / "out";
+  put(in + "/top.png", 20, 10, 7);
+  put(in + "/sub/a.png", 20, 10, 8);
+  fs::create_directories(dir / "outside");
+  BatchOptions o = options_for(in, out);
+  o.recursive = true;
+  o.devices = "cpu:1";
+  o.filters = {"box"};
+  BatchPlan plan = prepare_batch(o);
+  fs::create_directory_symlink(dir / "outside", out + "/sub");
+  const BatchReport r = run_batch(o, std::move(plan), nullptr);
+  EXPECT_EQ(r.failed(), 1);
+  EXPECT_TRUE(fs::is_empty(dir / "outside"));
+  EXPECT_TRUE(fs::exists(out + "/top.png"));
+}
+
 TEST(BatchPlan, ResumeTakesOnlyCompleteOutputs) {
   TempDir dir;
   const std::string in = dir / "in", out = dir / "out";

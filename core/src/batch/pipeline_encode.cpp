@@ -92,10 +92,10 @@ void BatchRun::make_parent_folder(const std::string& out) const {
   };
   check();
   std::error_code ec;
-  fs::create_directories(parent, ec);
+  const bool made = fs::create_directories(parent, ec);
   if (ec)
     throw Error(ErrorKind::Io, fmt::format("{}: cannot create folder {} ({})", out, parent.string(), ec.message()));
-  check();
+  if (made) check();  // where the folders made just now lie (an existing one was checked above)
 }
 
 }  // namespace tf::batch_detail
