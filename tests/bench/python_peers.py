@@ -21,7 +21,9 @@ ours); PyTorch on float32 1x4xHxW (reflect pad + two depthwise conv1d passes), c
 Beside our call (events around one call from an idle GPU: the host's time before the first launch
 included): the GPU time of a call when 20 follow each other, the call in place (out= the input), and
 the chain's kernels alone on the same image, timed by `tilefilter bench --mode resident` (--cli), each
-as a ratio to that kernel; the issue 44 targets are printed on stderr, one line a figure.
+as a ratio to that kernel, and where a call's host time goes (`host_split`: the whole call, the Python
+side with the C call a no-op, the C call alone; perf_counter medians); the issue 44 targets are printed
+on stderr, one line a figure.
 The PYTHONPATH/TILEFILTER_LIBRARY of a build tree, or an installed package, decide which tilefilter
 runs; the JSON names the library's version and the devices it saw.
 """
@@ -226,6 +228,41 @@ def cuda_median(fn, cp, runs=20, calls=1):
             "runs": runs if calls == 1 else f"{runs} x {calls} calls"}
 
 
+def host_split_us(a, spec, out, runs=200):
+    """Where a call's host time goes before its kernel starts (time.perf_counter, the GPU idle before each
+    call; medians in us): the whole call until it returns, the Python side alone (the library's
+    tf_filter_device replaced by a no-op), and that C call alone (through ctypes, its arguments made once)."""
+    import ctypes
+    import cupy as cp
+    from tilefilter import _chain, _device, _host, _lib
+
+    def median_us(fn):
+        fn()
+        times = []
+        for _ in range(runs):
+            cp.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        cp.cuda.Device().synchronize()
+        return statistics.median(times)
+
+    real = _lib.lib.tf_filter_device
+    chain = _chain.chain_of((spec,))
+    d, o = _device._Described(a), _device._Described(out)
+    src, dst = d.image(), o.image()
+    opts = _host.options(None, 0.0, "all", False, None, 0, 0)
+    res = {"whole_call_us": median_us(lambda: tilefilter.filter(a, spec, out=out)),
+           "c_call_us": median_us(lambda: real(chain._handle, ctypes.byref(src), ctypes.byref(dst), d.device,
+                                               d.stream or None, ctypes.byref(opts)))}
+    _lib.lib.tf_filter_device = lambda *args: 0
+    try:
+        res["python_side_us"] = median_us(lambda: tilefilter.filter(a, spec, out=out))
+    finally:
+        _lib.lib.tf_filter_device = real
+    return res
+
+
 def resident_kernel(cli, spec, size, device=0):
     """The chain's kernels alone on the same image, as `tilefilter bench --mode resident` times them
     (CUDA events, median of 20; a process of its own)."""
@@ -267,6 +304,7 @@ def bench_gpu(size, cli=None):
                "tilefilter_alloc": cuda_median(lambda: tilefilter.filter(a, spec), cp),
                "tilefilter_in_place": cuda_median(lambda: tilefilter.filter(b, spec, out=b), cp),
                "tilefilter_back_to_back": cuda_median(lambda: tilefilter.filter(a, spec, out=out), cp, runs=5, calls=20),
+               "host_split": host_split_us(a, spec, out),
                "resident_kernel": resident_kernel(cli, spec, size, a.device.id),
                "cupyx.gaussian_filter": cuda_median(
                    lambda: cndi.gaussian_filter(a, (sigma, sigma, 0), mode="mirror", truncate=r / sigma), cp,
@@ -335,6 +373,10 @@ def print_targets(what, row):
         lines.append(f"  {'resident kernel (tilefilter bench)':<34} {kernel:8.3f} ms{bound}   target: call <= 1.15x")
     else:
         lines.append(f"  resident kernel: {row['resident_kernel'].get('skipped')}")
+    h = row.get("host_split")
+    if h:
+        lines.append(f"  {'host time before the kernel':<34} whole call {h['whole_call_us']:.1f} us, Python side "
+                     f"{h['python_side_us']:.1f} us, C call {h['c_call_us']:.1f} us (medians)")
     lines.append(f"  {'cupyx.gaussian_filter':<34} {ms('cupyx.gaussian_filter'):8.3f} ms  "
                  f"{row['speed_vs_cupyx']:.1f}x slower than the call   target: >= 25x")
     print("\n".join(lines), file=sys.stderr)
