@@ -2,7 +2,6 @@
 // the devices and encode threads. A progress bar on a terminal, a per-device summary at the end,
 // a JSON report on request. SIGINT/SIGTERM stop taking new files and finish the ones in flight; a
 // second one discards those; a third ends the process at once (a later --resume cleans up).
-#include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
@@ -110,16 +109,14 @@ std::string progress_detail(const BatchProgress& p) {
 }
 
 void write_report(const std::string& path, const BatchReport& report) {
-  // An existing file of that name may be one of the inputs (same device and inode): one stat a file
-  // then, none when it does not exist (the common case: the report is written after the batch).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0)
-    for (const auto& f : report.files) {
-      struct stat in {};
-      if (::stat(f.input.c_str(), &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+  // An existing file of that name may be one of the inputs; none is when it does not exist (the common
+  // case: the report is written after the batch), and then no file is looked at.
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    for (const auto& f : report.files)
+      if (fs::equivalent(path, f.input, ec))
         throw Error(ErrorKind::InvalidArgument,
                     fmt::format("--report {}: is one of the input files; refusing to overwrite it", path));
-    }
   const std::string text = batch_report_json(report);
   try {
     write_file_atomically(path, {reinterpret_cast<const unsigned char*>(text.data()), text.size()});
