@@ -25,25 +25,38 @@ def is_device_array(a) -> bool:
     return hasattr(a, "__cuda_array_interface__")
 
 
-class _Described:
-    """A device array's pointer, shape, byte strides, type, GPU and current stream."""
+_TORCH_TYPES: dict = {}  # torch dtype -> _lib type, filled at the first tensor
 
-    def __init__(self, a):
+
+def _torch_types(torch) -> dict:
+    if not _TORCH_TYPES:
+        _TORCH_TYPES.update({torch.uint8: _lib.U8, torch.float32: _lib.F32})
+        if hasattr(torch, "uint16"):
+            _TORCH_TYPES[torch.uint16] = _lib.U16
+    return _TORCH_TYPES
+
+
+class _Described:
+    """A device array's pointer, shape, byte strides, type, GPU and (`with_stream`: the input's) current
+    stream; an output needs no stream, as the call runs on the input's."""
+
+    def __init__(self, a, with_stream=True):
+        self.stream = 0
         if _is_torch(a):
             torch = sys.modules["torch"]
-            names = {torch.uint8: _lib.U8, torch.float32: _lib.F32}
-            if hasattr(torch, "uint16"):
-                names[torch.uint16] = _lib.U16
-            if a.dtype not in names:
+            self.type = _torch_types(torch).get(a.dtype)
+            if self.type is None:
                 raise _lib.InvalidArgumentError(
                     f"tensors of {a.dtype} cannot be filtered: use torch.uint8, torch.uint16 or torch.float32")
-            self.type = names[a.dtype]
             self.ptr = a.data_ptr()
             self.shape = tuple(a.shape)
             self.h, self.w, self.c = shape_of(self.shape)
-            self.strides = tuple(s * a.element_size() for s in a.stride())
-            self.device = a.device.index if a.device.index is not None else torch.cuda.current_device()
-            self.stream = torch.cuda.current_stream(a.device).cuda_stream
+            size = a.element_size()
+            self.strides = tuple(s * size for s in a.stride())
+            index = a.device.index
+            self.device = index if index is not None else torch.cuda.current_device()
+            if with_stream:
+                self.stream = torch.cuda.current_stream(self.device).cuda_stream
         else:
             iface = a.__cuda_array_interface__
             self.type = _TYPESTR.get(iface["typestr"].replace("=", "<"))
@@ -60,12 +73,13 @@ class _Described:
             self.strides = tuple(strides)
             dev = getattr(a, "device", None)
             self.device = getattr(dev, "id", -1) if dev is not None else -1
-            cupy = sys.modules.get("cupy")
-            if cupy is not None and type(a).__module__.startswith("cupy"):
-                self.stream = cupy.cuda.get_current_stream().ptr
-            else:
-                s = iface.get("stream")  # v3: None = no ordering needed, 1 = legacy default, 2 = per-thread
-                self.stream = 0 if s in (None, 1) else s
+            if with_stream:
+                cupy = sys.modules.get("cupy")
+                if cupy is not None and type(a).__module__.startswith("cupy"):
+                    self.stream = cupy.cuda.get_current_stream().ptr
+                else:
+                    s = iface.get("stream")  # v3: None = no ordering needed, 1 = legacy default, 2 = per-thread
+                    self.stream = 0 if s in (None, 1) else s
         self.pitch = packed_pitch(self.shape, self.strides, _ITEMSIZE[self.type])
 
     def image(self) -> _lib.Image:
@@ -107,11 +121,11 @@ def filter_device(a, chain, border, border_value, devices, out=None):
 
     if out is None:
         dst = _empty_like(src)
-        run(_Described(dst))
+        run(_Described(dst, with_stream=False))
         return dst
     if type(out) is not type(a) and not (_is_torch(out) and _is_torch(a)):
         raise TypeError(f"out= must be of the input's type {type(a).__name__}, not {type(out).__name__}")
-    o = _Described(out)
+    o = _Described(out, with_stream=False)
     if o.shape != d.shape or o.type != d.type:
         raise _lib.InvalidArgumentError(f"out= has shape {o.shape} and another type or shape than the input {d.shape}")
     s0, s1 = d.span()
@@ -122,7 +136,7 @@ def filter_device(a, chain, border, border_value, devices, out=None):
         return out
     # Rows that are not pixel-packed, or an output that overlaps the input without being it.
     tmp = _empty_like(src)
-    run(_Described(tmp))
+    run(_Described(tmp, with_stream=False))
     if _is_torch(out):
         out.copy_(tmp)
     else:
