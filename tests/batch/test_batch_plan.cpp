@@ -52,16 +52,20 @@ TEST(BatchPlan, WalkTakesImagesMirrorsTreeAndListsTheRest) {
   fs::create_directories(dir / "elsewhere");
   put(dir / "elsewhere/z.png");
   fs::create_directory_symlink(dir / "elsewhere", in + "/linked");
+  fs::create_symlink(dir / "elsewhere/z.png", in + "/via-link.png");  // a link to an image: taken
+  fs::create_symlink(dir / "nowhere.png", in + "/dangling.png");
 
   BatchOptions o = options_for(in, out);
   BatchPlan flat = plan_batch(o);
   EXPECT_TRUE(find_item(flat, "a.png"));
+  EXPECT_TRUE(find_item(flat, "via-link.png"));
+  EXPECT_TRUE(mentions(flat.skipped, "dangling.png (broken symbolic link)"));
   EXPECT_FALSE(find_item(flat, "sub/d.jpg"));
   EXPECT_TRUE(mentions(flat.skipped, "sub/ (folder; add --recursive")) << "subfolders are named when not walked";
 
   o.recursive = true;
   const BatchPlan plan = plan_batch(o);
-  EXPECT_EQ(plan.items.size(), m.images.size());
+  EXPECT_EQ(plan.items.size(), m.images.size() + 1);
   for (const auto& rel : m.images) {
     const BatchItem* item = find_item(plan, rel);
     ASSERT_TRUE(item) << rel;

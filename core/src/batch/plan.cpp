@@ -84,23 +84,24 @@ struct Walker {
     for (const auto& e : entries) {
       const std::string name = e.path().filename().string();
       const fs::path r = rel / name;
-      const auto link = e.symlink_status(ec);
-      const auto target = e.status(ec);
-      if (fs::is_symlink(link) && !fs::exists(target)) {
+      // The listing's own file type answers for every entry but links (where the file system gives
+      // it): no call a plain file; a link's target is looked up.
+      const bool link = e.is_symlink(ec);
+      if (link && !e.exists(ec)) {
         plan.skipped.push_back(fmt::format("{} (broken symbolic link)", r.string()));
-      } else if (fs::is_directory(target)) {
+      } else if (e.is_directory(ec)) {
         if (!opt.recursive) {
           plan.skipped.push_back(fmt::format("{}/ (folder; add --recursive to take it)", r.string()));
-        } else if (fs::is_symlink(link)) {
+        } else if (link) {
           plan.skipped.push_back(fmt::format("{}/ (symbolic link to a folder, not followed)", r.string()));
         } else if (is_excluded(absolute_normal(e.path().string()))) {
           plan.notes.push_back(fmt::format("{}/ excluded from the walk", r.string()));
         } else {
           walk(e.path(), r);
         }
-      } else if (fs::is_regular_file(target)) {
+      } else if (e.is_regular_file(ec)) {
         if (is_temporary_name(name)) continue;  // an unfinished output of some run, never an input
-        if (is_image_extension(name)) files.push_back({e.path().string(), r.string(), fs::is_symlink(link)});
+        if (is_image_extension(name)) files.push_back({e.path().string(), r.string(), link});
         else plan.skipped.push_back(fmt::format("{} (not an image)", r.string()));
       } else {
         plan.skipped.push_back(fmt::format("{} (not a regular file)", r.string()));
@@ -227,7 +228,7 @@ BatchPlan plan_batch(const BatchOptions& opt) {
   std::vector<fs::path> wanted(w.files.size());
   // Never write over an input, by name or by inode: the inputs' names and ids, one stat a file (its
   // size too); a name is resolved (absolute_normal: a call a path component) only for links. The plan
-  // runs before the devices start: 10 000 files take 4 calls each, 0.1-0.26 s on a loaded 2-core VM.
+  // runs before the devices start: a plain file takes 2 calls, this stat and its output's.
   std::set<std::string> input_names;
   std::set<std::pair<dev_t, ino_t>> input_ids;
   for (std::size_t i = 0; i < w.files.size(); ++i) {

@@ -85,17 +85,17 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-std::size_t check_readable_file(const std::string& path) {
+std::ifstream open_readable_file(const std::string& path, std::size_t& size) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, fmt::format("{}: no such file", path));
   if (fs::is_directory(status)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not an image", path));
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
+  size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
   if (size == 0) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", path));
-  return size;
+  in.seekg(0);
+  return in;
 }
 
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
@@ -105,15 +105,14 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
 }
 
 void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& bytes) {
-  const std::size_t size = check_readable_file(path);
-  std::ifstream in(path, std::ios::binary);
+  std::size_t size = 0;
+  std::ifstream in = open_readable_file(path, size);
   if (size > limits.max_file_bytes)
     throw Error(ErrorKind::Limit,
                 fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
   if (size > static_cast<std::size_t>(INT32_MAX))
     throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
   bytes.resize(size);
-  in.seekg(0);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   if (!in) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
 }

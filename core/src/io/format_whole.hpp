@@ -2,6 +2,7 @@
 // registry.cpp wraps them in an ImageReader / ImageWriter that holds the whole image.
 #pragma once
 #include <cstddef>
+#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,9 +12,10 @@
 namespace tf {
 
 std::string extension_of(const std::string& path);  // lower case, with the dot
-// Throws tf::Error for a missing file, a directory or an empty file; returns the size in bytes.
-std::size_t check_readable_file(const std::string& path);
-// The whole file, after check_readable_file and limits.max_file_bytes (tf::Error naming the file).
+// The file opened for reading, at its start, with its size in bytes: one open, and tf::Error naming the
+// file when it is missing, a directory, unreadable or empty.
+std::ifstream open_readable_file(const std::string& path, std::size_t& size);
+// The whole file, opened by open_readable_file and read after limits.max_file_bytes (tf::Error naming the file).
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits);
 // The same into `into` (its memory reused where it has room).
 void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& into);

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -88,14 +88,13 @@ const FormatCodec* format_for_extension(const std::string& ext) {
 }  // namespace io
 
 std::unique_ptr<ImageReader> open_image(const std::string& path, const Limits& limits) {
-  check_readable_file(path);
   std::array<unsigned char, 64> head{};
-  std::size_t n = 0;
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    n = std::fread(head.data(), 1, head.size(), f);
-    std::fclose(f);
+  std::size_t size = 0;
+  {
+    std::ifstream in = open_readable_file(path, size);
+    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
   }
-  const std::span<const unsigned char> bytes(head.data(), n);
+  const std::span<const unsigned char> bytes(head.data(), std::min(size, head.size()));
   for (const auto* f : all_formats())
     if (f->available() && f->sniff(bytes)) return f->open(path, limits);
   return std::make_unique<WholeReader>(path, limits);
