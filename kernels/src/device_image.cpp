@@ -106,11 +106,10 @@ struct HeldSlot {
   std::unique_ptr<Slot> slot;
 };
 
-int device_of(const void* p) {
-  cudaPointerAttributes attributes{};
-  TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, p));
-  return attributes.device;
-}
+// The GPUs a call's source and destination lie on, asked of the driver once a call.
+struct Where {
+  int src = -1, dst = -1;
+};
 
 void enable_peer_access(int from, int to) {
   static std::mutex mutex;
@@ -128,8 +127,8 @@ void enable_peer_access(int from, int to) {
 // dst's tile.out. Copies go through unified addressing (cudaMemcpyDefault): on one GPU device to
 // device, between GPUs peer to peer. `dst` may overlap `src` only on this one stream (no other GPU
 // reads `src` meanwhile).
-void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chain& chain, const Border& border,
-              const Tile& tile, cudaStream_t stream) {
+void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, Where where, const Chain& chain,
+              const Border& border, const Tile& tile, cudaStream_t stream) {
   const std::size_t ps = src.format.pixel_bytes();
   PlanKey key = plan_key(chain, tile, src.width, src.height, border.mode);
   if (slot.planned != key) {
@@ -149,7 +148,7 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
   const std::byte* first =
       one_run ? src.row(plan.rows[0].source) + static_cast<std::size_t>(plan.columns[0].source) * ps : nullptr;
   const bool read_in_place =
-      one_run && device_of(src.data) == slot.device && is_aligned(first, src.pitch, read_alignment(src.format));
+      one_run && where.src == slot.device && is_aligned(first, src.pitch, read_alignment(src.format));
   LaneNeeds needs = lane_needs(chain, plan, src.format);
   if (read_in_place) needs.upload = 0;
   slot.buffers.reserve(needs, slot.device);
@@ -182,7 +181,7 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
   const bool reads_target =
       read_in_place && overlaps(src, dst) && !output_may_alias_input(chain, plan, src.format, slot.multiprocessors);
   const bool write_in_place =
-      device_of(dst.data) == slot.device && is_aligned(target, dst.pitch, write_alignment(dst.format)) && !reads_target;
+      where.dst == slot.device && is_aligned(target, dst.pitch, write_alignment(dst.format)) && !reads_target;
   const DeviceRegion out =
       run_chain(chain, plan, slot.taps, slot.buffers, input, src.format, border, slot.multiprocessors, stream, nullptr,
                 nullptr, write_in_place ? DeviceRegion{target, dst.pitch} : DeviceRegion{});
@@ -192,8 +191,8 @@ void run_tile(Slot& slot, const ImageView& src, const ImageView& dst, const Chai
 }
 
 // The whole image as one tile on `device`, on the caller's stream.
-void filter_on_one(const ImageView& src, const ImageView& dst, const Chain& chain, const Border& border, int device,
-                   cudaStream_t stream) {
+void filter_on_one(const ImageView& src, const ImageView& dst, Where where, const Chain& chain, const Border& border,
+                   int device, cudaStream_t stream) {
   ScopedDevice on(device);
   HeldSlot slot(device);
   if (slot->fenced) TF_CUDA_CHECK(cudaStreamWaitEvent(stream, slot->done.get(), 0));
@@ -201,7 +200,7 @@ void filter_on_one(const ImageView& src, const ImageView& dst, const Chain& chai
   Tile tile{0, {0, 0, src.width, src.height}, {}};
   tile.in = {-h.left, -h.top, src.width + h.left + h.right, src.height + h.top + h.bottom};
   try {
-    run_tile(*slot.slot, src, dst, chain, border, tile, stream);
+    run_tile(*slot.slot, src, dst, where, chain, border, tile, stream);
   } catch (...) {
     slot->maps_uploaded = false;  // what the device holds is unknown now
     throw;
@@ -211,8 +210,8 @@ void filter_on_one(const ImageView& src, const ImageView& dst, const Chain& chai
 }
 
 // Bands of rows over `ordinals`; the band of the caller's own GPU runs on the caller's stream.
-void filter_split(const ImageView& src, const ImageView& dst, const Chain& chain, const Border& border, int device,
-                  cudaStream_t stream, const std::vector<int>& ordinals) {
+void filter_split(const ImageView& src, const ImageView& dst, Where where, const Chain& chain, const Border& border,
+                  int device, cudaStream_t stream, const std::vector<int>& ordinals) {
   const int n = static_cast<int>(ordinals.size());
   const int band_rows = (src.height + n - 1) / n;
   const auto tiles = plan_tiles(src.width, src.height, chain_halo(chain), {src.width, band_rows});
@@ -220,7 +219,7 @@ void filter_split(const ImageView& src, const ImageView& dst, const Chain& chain
   // image) runs the image whole on the caller's GPU instead.
   for (const auto& t : tiles)
     if (!chain_fits_tile(chain, t, src.width, src.height, border.mode))
-      return filter_on_one(src, dst, chain, border, device, stream);
+      return filter_on_one(src, dst, where, chain, border, device, stream);
   Event ready(device, Event::Timing::Untimed);
   {
     ScopedDevice on(device);
@@ -239,7 +238,7 @@ void filter_split(const ImageView& src, const ImageView& dst, const Chain& chain
       enable_peer_access(ordinal, device);
       TF_CUDA_CHECK(cudaStreamWaitEvent(s, ready.get(), 0));
     }
-    run_tile(slot, src, dst, chain, border, tiles[i], s);
+    run_tile(slot, src, dst, where, chain, border, tiles[i], s);
     TF_CUDA_CHECK(cudaEventRecord(slot.done.get(), s));
     slot.fenced = true;
   }
@@ -277,9 +276,11 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
   if (chain.empty()) throw Error(ErrorKind::InvalidArgument, "device image: empty chain");
   check_chain_halo(chain);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
+  Where where;
   for (const char* what : {"source", "destination"}) {
     cudaPointerAttributes attributes{};
-    const void* p = what[0] == 's' ? static_cast<const void*>(src.data) : static_cast<const void*>(dst.data);
+    const bool source = what[0] == 's';
+    const void* p = source ? static_cast<const void*>(src.data) : static_cast<const void*>(dst.data);
     if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess || attributes.type == cudaMemoryTypeHost ||
         attributes.type == cudaMemoryTypeUnregistered) {
       cudaGetLastError();
@@ -288,6 +289,7 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
     if (attributes.type == cudaMemoryTypeDevice && attributes.device != device)
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("device image: the {} is on gpu{}, not gpu{}", what, attributes.device, device));
+    (source ? where.src : where.dst) = attributes.device;
   }
   Tile grown{0, {0, 0, src.width, src.height}, {}};
   const Halo h = chain_halo(chain);
@@ -305,7 +307,8 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
         buffer.reserve(pitch * src.height, device);
         to = {buffer.as<std::byte>(), pitch, src.width, src.height, src.format};
       }
-      filter_on_one(from, to, Chain{chain[s]}, border, device, stream);
+      const Where step{s == 0 ? where.src : device, s + 1 < chain.size() ? device : where.dst};
+      filter_on_one(from, to, step, Chain{chain[s]}, border, device, stream);
       from = to;
     }
     // The intermediates are freed here: wait for the stream rather than free under running kernels.
@@ -316,10 +319,10 @@ void filter_device_image(const ImageView& src, const ImageView& dst, const Chain
   ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
   // In place, a band written on one GPU would be read as another band's halo on another: one GPU then.
   if (ordinals.size() <= 1 || src.height < static_cast<int>(ordinals.size()) || same_view(src, dst)) {
-    filter_on_one(src, dst, chain, border, device, stream);
+    filter_on_one(src, dst, where, chain, border, device, stream);
     return;
   }
-  filter_split(src, dst, chain, border, device, stream, ordinals);
+  filter_split(src, dst, where, chain, border, device, stream, ordinals);
 }
 
 }  // namespace tf::cuda
