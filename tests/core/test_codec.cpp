@@ -1,4 +1,5 @@
 // Codec round trips and bad files at the decoder level.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "io/codec_opencv.hpp"
 #include "test_support.hpp"
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/atomic_write.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf {
@@ -297,6 +299,40 @@ TEST(Codec, WritesAtomicallyAndLeavesNoTemporaries) {
   encode_file(dir / "a.png", src.view());
   for (const auto& e : std::filesystem::directory_iterator(dir.path)) EXPECT_EQ(e.path().filename().string(), "a.png");
   EXPECT_THROW(encode_file(dir / "no/such/folder/a.png", src.view()), Error);
+}
+
+// Unnamed files given their name (or, for TIFF and where the file system has none, temporary names
+// renamed): a new name, over an existing file, and a writer abandoned before finish().
+TEST(Codec, OutputsAppearWholeUnderTheirNameOnly) {
+  test::TempDir dir;
+  const Image a = make_test_image(64, 48, Format{PixelType::U8, 3}, 6),
+              b = make_test_image(64, 48, Format{PixelType::U8, 3}, 7);
+  auto names = [&] {
+    std::vector<std::string> n;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path)) n.push_back(e.path().filename().string());
+    std::sort(n.begin(), n.end());
+    return n;
+  };
+  for (const char* name : {"x.jpg", "x.png", "x.tif"}) {
+    encode_file(dir / name, a.view());
+    const Image first = decode_file(dir / name);
+    encode_file(dir / name, b.view());  // over the existing file
+    EXPECT_FALSE(same_pixels(decode_file(dir / name).view(), first.view())) << name;
+    {
+      auto w = create_image(dir / name, 64, 48, a.format(), {}, {});
+      w->write_rows(a.view().sub({0, 0, 64, 10}));
+    }  // abandoned: the last whole file stays, nothing else appears
+    const Image kept = decode_file(dir / name);
+    EXPECT_FALSE(same_pixels(kept.view(), first.view())) << name;
+    EXPECT_EQ(kept.height(), 48) << name;
+  }
+  EXPECT_EQ(names(), (std::vector<std::string>{"x.jpg", "x.png", "x.tif"}));
+  std::vector<unsigned char> bytes(1000);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 7);
+  write_file_atomically(dir / "y.bin", bytes);
+  write_file_atomically(dir / "y.bin", std::span<const unsigned char>(bytes).first(10));
+  EXPECT_EQ(std::filesystem::file_size(dir / "y.bin"), 10u);
+  EXPECT_EQ(names(), (std::vector<std::string>{"x.jpg", "x.png", "x.tif", "y.bin"}));
 }
 
 // ---- TurboJPEG next to stb -------------------------------------------------------------------

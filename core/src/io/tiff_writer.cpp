@@ -48,7 +48,7 @@ class TiffWriter final : public ImageWriter {
  public:
   TiffWriter(const std::string& path, int width, int height, Format format, const Metadata& metadata,
              const WriteOptions& options)
-      : path_(path), W_(width), H_(height), in_(format), file_(path) {
+      : path_(path), W_(width), H_(height), in_(format), file_(path, AtomicFile::Naming::Named) {
     if (width <= 0 || height <= 0)
       fail(ErrorKind::InvalidArgument, path_, fmt::format("cannot write an image of {}x{} pixels", width, height));
     if (format.channels != 1 && format.channels != 3 && format.channels != 4)

@@ -30,8 +30,8 @@ Image decode_file(const std::string& path, const Limits& limits = {}, const Pixe
 Image decode_memory(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits = {},
                     const PixelAllocator& alloc = default_allocator());
 
-// Writes atomically through create_image (io.hpp): a temporary file beside the target, renamed when
-// complete. `metadata` is written unless options.strip (formats that cannot hold it drop it).
+// Writes atomically through create_image (io.hpp): the file appears under its name only when complete
+// (tilefilter/util/atomic_write.hpp). `metadata` is written unless options.strip (formats that cannot hold it drop it).
 // `note`, when given, receives the writer's note (ImageWriter::note()).
 void encode_file(const std::string& path, const ImageView& image, const EncodeOptions& options = {},
                  const Metadata& metadata = {}, std::string* note = nullptr);
