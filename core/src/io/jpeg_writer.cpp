@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.hpp"
 #include "codec_checks.hpp"
 #include "formats.hpp"
 #include "jpeg_common.hpp"
 #include "tilefilter/io/codec.hpp"
+#include "tilefilter/util/atomic_write.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace tf::io::jpeg {

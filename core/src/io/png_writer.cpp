@@ -20,9 +20,9 @@
 #include <png.h>
 #include <zlib.h>
 
-#include "atomic_file.hpp"
 #include "metadata.hpp"
 #include "png_common.hpp"
+#include "tilefilter/util/atomic_write.hpp"
 #include "tilefilter/util/error.hpp"
 #include "tilefilter/util/thread_pool.hpp"
 

@@ -31,10 +31,10 @@
 #include <fmt/format.h>
 #include <tiffio.h>
 
-#include "atomic_file.hpp"
 #include "metadata.hpp"
 #include "tiff_common.hpp"
 #include "tiff_units.hpp"
+#include "tilefilter/util/atomic_write.hpp"
 #include "tilefilter/util/error.hpp"
 #include "tilefilter/util/thread_pool.hpp"
 
@@ -183,7 +183,7 @@ class TiffWriter final : public ImageWriter {
       if (level_) append_levels();
       tif_.reset();
       if (!msgs_.error.empty()) fail(ErrorKind::Io, path_, reason(msgs_, file_.temp_path(), "write failed"));
-      file_.commit(false);  // closes the stream AtomicFile opened (nothing went through it) and renames
+      file_.commit();  // closes the stream AtomicFile opened (nothing went through it) and renames
     } catch (...) {
       failed_ = true;
       throw;

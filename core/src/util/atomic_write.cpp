@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,18 +20,7 @@ namespace tf {
 
 namespace {
 
-void write_all(std::FILE* f, const void* data, std::size_t n, bool& ok) {
-  if (n && std::fwrite(data, 1, n, f) != n) ok = false;
-}
-
-}  // namespace
-
-std::string temporary_name_for(const std::string& path) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path p(path);
-  return (p.parent_path() / fmt::format(".{}.tf-{}-{}.tmp", p.filename().string(), ::getpid(), counter++)).string();
-}
-
+// An unnamed file open for writing in `path`'s folder, or -1 where the file system makes none.
 int open_unnamed_beside(const std::string& path) {
 #ifdef O_TMPFILE
   fs::path folder = fs::path(path).parent_path();
@@ -43,6 +33,7 @@ int open_unnamed_beside(const std::string& path) {
 #endif
 }
 
+// Gives the unnamed file `fd` the name `path`. Throws tf::Error (Io) naming `path`.
 void publish_unnamed(int fd, const std::string& path) {
   const std::string self = fmt::format("/proc/self/fd/{}", fd);
   auto link_as = [&](const std::string& name) {
@@ -62,40 +53,68 @@ void publish_unnamed(int fd, const std::string& path) {
   if (e != 0) throw Error(ErrorKind::Io, fmt::format("{}: cannot put the file in place ({})", path, std::strerror(e)));
 }
 
-void write_file_atomically(const std::string& path, std::span<const unsigned char> bytes) {
-  const int fd = open_unnamed_beside(path);
-  const std::string tmp = fd >= 0 ? std::string() : temporary_name_for(path);
-  std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    const int e = errno;
-    if (fd >= 0) ::close(fd);
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot write ({})", path, std::strerror(e)));
+}  // namespace
+
+std::string temporary_name_for(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path p(path);
+  return (p.parent_path() / fmt::format(".{}.tf-{}-{}.tmp", p.filename().string(), ::getpid(), counter++)).string();
+}
+
+AtomicFile::AtomicFile(std::string target, Naming naming) : target_(std::move(target)) {
+  const int fd = naming == Naming::Unnamed ? open_unnamed_beside(target_) : -1;
+  if (fd >= 0) {
+    file_ = ::fdopen(fd, "wb");
+    if (!file_) ::close(fd);
+  } else {
+    temp_ = temporary_name_for(target_);
+    file_ = std::fopen(temp_.c_str(), "wb");
   }
+  if (!file_) throw Error(ErrorKind::Io, fmt::format("{}: cannot write ({})", target_, std::strerror(errno)));
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
+  if (file_) std::fclose(file_);
+  if (!temp_.empty()) std::remove(temp_.c_str());
+}
+
+void AtomicFile::commit() {
+  const bool unnamed = temp_.empty();
+  committed_ = true;
   bool ok = true;
-  write_all(f, bytes.data(), bytes.size(), ok);
-  if (std::fflush(f) != 0) ok = false;
-  int saved = errno;
+  int error = 0;
+  if (std::fflush(file_) != 0) ok = false, error = errno;
   bool published = false;
-  if (ok && fd >= 0) {
+  if (ok && unnamed) {
     try {
-      publish_unnamed(fd, path);
+      publish_unnamed(::fileno(file_), target_);
     } catch (...) {
-      std::fclose(f);
+      std::fclose(file_);
+      file_ = nullptr;
       throw;
     }
     published = true;
   }
-  if (std::fclose(f) != 0 && ok) ok = false, saved = errno;
+  if (std::fclose(file_) != 0 && ok) ok = false, error = errno;
+  file_ = nullptr;
   if (!ok) {  // an unnamed file that never got its name is gone with its descriptor
-    if (published) std::remove(path.c_str());
-    else if (fd < 0) std::remove(tmp.c_str());
-    throw Error(ErrorKind::Io, fmt::format("{}: write failed ({})", path, std::strerror(saved)));
+    if (published) std::remove(target_.c_str());
+    else if (!unnamed) std::remove(temp_.c_str());
+    throw Error(ErrorKind::Io, fmt::format("{}: write failed ({})", target_, std::strerror(error)));
   }
-  if (fd < 0 && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw Error(ErrorKind::Io, fmt::format("{}: cannot rename into place ({})", path, std::strerror(e)));
+  if (!unnamed && std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    error = errno;
+    std::remove(temp_.c_str());
+    throw Error(ErrorKind::Io, fmt::format("{}: cannot rename into place ({})", target_, std::strerror(error)));
   }
+}
+
+void write_file_atomically(const std::string& path, std::span<const unsigned char> bytes) {
+  AtomicFile file(path);
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file.stream()) != bytes.size())
+    throw Error(ErrorKind::Io, fmt::format("{}: write failed ({})", path, std::strerror(errno)));
+  file.commit();
 }
 
 }  // namespace tf
