@@ -115,6 +115,20 @@ void check_png_header_limit(std::span<const unsigned char> b, const std::string&
   check_pixel_limit(name, be32(b, 16), be32(b, 20), limits);
 }
 
+void check_png_idat_fits(std::span<const unsigned char> b, const std::string& name) {
+  if (!is_png(b)) return;
+  for (std::size_t p = 8; p + 12 <= b.size();) {  // length(4) type(4) data(length) crc(4)
+    const std::size_t length = be32(b, p);
+    if (std::memcmp(b.data() + p + 4, "IEND", 4) == 0) return;
+    if (length > b.size() - p - 12) {
+      if (std::memcmp(b.data() + p + 4, "IDAT", 4) == 0)
+        throw decode_error(name, "corrupt or truncated image data (a PNG data chunk runs past the end)");
+      return;  // stb skips other chunks and reports the end itself
+    }
+    p += 12 + length;
+  }
+}
+
 std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const unsigned char> b) {
   if (!is_png(b)) return std::nullopt;
   std::vector<std::pair<std::size_t, std::size_t>> empty;  // [begin, end) of each empty IDAT chunk

@@ -50,6 +50,11 @@ void check_jpeg_huffman_tables(std::span<const unsigned char> bytes, const std::
 // first, so this reads the size from the IHDR chunk and throws like check_pixel_limit.
 void check_png_header_limit(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits);
 
+// stb grows its buffer to an IDAT chunk's claimed length before reading it: a 176-byte file claiming a
+// 2 GB chunk made it allocate 2 GB (found by fuzz_decode). Throws a decode error for an IDAT chunk
+// that runs past the end of the bytes.
+void check_png_idat_fits(std::span<const unsigned char> bytes, const std::string& name);
+
 // A PNG may hold IDAT chunks of length 0 (legal, no data). When one comes first, Debian's
 // stb_image computes NULL + 0 (undefined behaviour, found by fuzz_decode). Returns the bytes with
 // every empty IDAT chunk left out, or nothing when there is none (the common case: no copy).
