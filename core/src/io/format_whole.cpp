@@ -6,14 +6,16 @@
 // Sizes are checked from the header before any pixel memory is allocated.
 #include "tilefilter/io/codec.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <stb_image.h>
@@ -86,17 +88,39 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-std::ifstream open_readable_file(const std::string& path, std::size_t& size) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, fmt::format("{}: no such file", path));
-  if (fs::is_directory(status)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not an image", path));
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
-  if (size == 0) throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", path));
-  in.seekg(0);
-  return in;
+ReadableFile::ReadableFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw Error(ErrorKind::Io, fmt::format("{}: no such file", path));
+    throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    throw Error(ErrorKind::Io, fmt::format("{}: cannot open ({})", path, std::strerror(e)));
+  }
+  if (S_ISDIR(st.st_mode) || st.st_size <= 0) {
+    ::close(fd_);
+    if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::Io, fmt::format("{}: is a directory, not an image", path));
+    throw Error(ErrorKind::Decode, fmt::format("{}: empty file (0 bytes)", path));
+  }
+  size_ = static_cast<std::size_t>(st.st_size);
+}
+
+ReadableFile::~ReadableFile() { ::close(fd_); }
+
+std::size_t ReadableFile::read(void* data, std::size_t n) {
+  auto* at = static_cast<unsigned char*>(data);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::read(fd_, at + done, n - done);
+    if (got == 0) break;
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error(ErrorKind::Io, fmt::format("{}: read error ({})", path_, std::strerror(errno)));
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
 }
 
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits) {
@@ -106,16 +130,16 @@ std::vector<unsigned char> read_file(const std::string& path, const Limits& limi
 }
 
 void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& bytes) {
-  std::size_t size = 0;
-  std::ifstream in = open_readable_file(path, size);
+  ReadableFile in(path);
+  const std::size_t size = in.size();
   if (size > limits.max_file_bytes)
     throw Error(ErrorKind::Limit,
                 fmt::format("{}: file of {} bytes exceeds the limit of {} bytes", path, size, limits.max_file_bytes));
   if (size > static_cast<std::size_t>(INT32_MAX))
     throw Error(ErrorKind::Limit, fmt::format("{}: file larger than 2 GiB", path));
   bytes.resize(size);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  if (!in) throw Error(ErrorKind::Io, fmt::format("{}: read error", path));
+  if (in.read(bytes.data(), size) != size)
+    throw Error(ErrorKind::Io, fmt::format("{}: read error (the file grew shorter while it was read)", path));
 }
 
 namespace {

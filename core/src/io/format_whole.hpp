@@ -2,7 +2,6 @@
 // registry.cpp wraps them in an ImageReader / ImageWriter that holds the whole image.
 #pragma once
 #include <cstddef>
-#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,10 +11,24 @@
 namespace tf {
 
 std::string extension_of(const std::string& path);  // lower case, with the dot
-// The file opened for reading, at its start, with its size in bytes: one open, and tf::Error naming the
-// file when it is missing, a directory, unreadable or empty.
-std::ifstream open_readable_file(const std::string& path, std::size_t& size);
-// The whole file, opened by open_readable_file and read after limits.max_file_bytes (tf::Error naming the file).
+// A file open for reading, at its start: one open and one fstat, and tf::Error naming the file when it is
+// missing, a directory, unreadable or empty.
+class ReadableFile {
+ public:
+  explicit ReadableFile(const std::string& path);
+  ~ReadableFile();
+  ReadableFile(const ReadableFile&) = delete;
+  ReadableFile& operator=(const ReadableFile&) = delete;
+  std::size_t size() const { return size_; }  // in bytes, when it was opened
+  // Up to `n` bytes from where the last read ended; fewer only at the file's end. tf::Error (Io) on a failed read.
+  std::size_t read(void* data, std::size_t n);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::size_t size_ = 0;
+};
+// The whole file, opened as a ReadableFile and read after limits.max_file_bytes (tf::Error naming the file).
 std::vector<unsigned char> read_file(const std::string& path, const Limits& limits);
 // The same into `into` (its memory reused where it has room).
 void read_file(const std::string& path, const Limits& limits, std::vector<unsigned char>& into);

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -89,12 +88,12 @@ const FormatCodec* format_for_extension(const std::string& ext) {
 
 std::unique_ptr<ImageReader> open_image(const std::string& path, const Limits& limits) {
   std::array<unsigned char, 64> head{};
-  std::size_t size = 0;
+  std::size_t got = 0;
   {
-    std::ifstream in = open_readable_file(path, size);
-    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    ReadableFile in(path);
+    got = in.read(head.data(), head.size());
   }
-  const std::span<const unsigned char> bytes(head.data(), std::min(size, head.size()));
+  const std::span<const unsigned char> bytes(head.data(), got);
   for (const auto* f : all_formats())
     if (f->available() && f->sniff(bytes)) return f->open(path, limits);
   return std::make_unique<WholeReader>(path, limits);
