@@ -1,6 +1,7 @@
 // Codec round trips and bad files at the decoder level.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -253,6 +254,43 @@ TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
     EXPECT_THROW(decode_memory(bytes_of(bad), "bad.hdr"), Error);
   }
   EXPECT_LE(open_fds(), before + 2);
+}
+
+TEST(Codec, BadPfmFilesAreRefusedWithoutLeavingOpenCvTemporaries) {
+  // Found in CI's /tmp: OpenCV 4.6 decodes a PFM through a temporary file and left it behind whenever the
+  // file made it throw (fuzz_decode left about a hundred a run).
+  if (!have_opencv_codecs()) GTEST_SKIP() << "PFM needs OpenCV, not in this build";
+  test::TempDir dir;
+  const char* old = std::getenv("OPENCV_TEMP_PATH");
+  const std::string kept = old ? old : "";
+  ::setenv("OPENCV_TEMP_PATH", dir.path.c_str(), 1);
+  const Image f32 = test::random_image(7, 5, Format{PixelType::F32, 3}, 21);
+  encode_file(dir / "good.pfm", f32.view());
+  const std::vector<char> good = read_all(dir / "good.pfm");
+  std::filesystem::remove(dir / "good.pfm");
+  const std::string pixels(good.end() - 7 * 5 * 3 * 4, good.end());
+  const std::pair<std::string, std::string> bad[] = {
+      {"PF 7 5\n-1\n" + pixels, "no line break"},
+      {"PF\n7 5\n-1", "header ends"},
+      {"PF\n0 5\n-1\n" + pixels, "size"},
+      {"PF\n99999999 99999999\n-1\n", "exceeds the limit"},
+      {"PF\n7 5\n0\n" + pixels, "scale"},
+      {"PF\n7 5\n-1\n" + pixels.substr(0, 100), "truncated PFM (100 bytes of pixels where 7x5 needs 420)"},
+  };
+  for (const auto& [bytes, why] : bad) {
+    try {
+      decode_memory(bytes_of(bytes), "bad.pfm");
+      ADD_FAILURE() << "decoded: " << why;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.pfm"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(same_pixels(decode_memory(bytes_of(good), "good.pfm").view(), f32.view()));
+  const auto left = std::distance(std::filesystem::directory_iterator(dir.path), std::filesystem::directory_iterator{});
+  if (old) ::setenv("OPENCV_TEMP_PATH", kept.c_str(), 1);
+  else ::unsetenv("OPENCV_TEMP_PATH");
+  EXPECT_EQ(left, 0) << "files OpenCV left in its temporary folder";
 }
 
 TEST(Codec, PngWithEmptyFirstIdatDecodes) {

@@ -1,7 +1,10 @@
 #include "codec_checks.hpp"
 
+#include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -206,6 +209,33 @@ void check_radiance_data(std::span<const unsigned char> b, const std::string& na
       }
     if (cut()) throw decode_error(name, "truncated Radiance HDR (run-length data ends early)");
   }
+}
+
+void check_pfm(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
+  if (b.size() < 3 || b[0] != 'P' || (b[1] != 'f' && b[1] != 'F') || !std::isspace(b[2])) return;
+  if (b[2] != '\n') throw decode_error(name, "not a readable PFM (no line break after PF or Pf)");
+  std::size_t p = 3;
+  auto token = [&](const char* what) {  // up to and past the next whitespace byte, as OpenCV's read_number
+    std::string s;
+    while (p < b.size() && !std::isspace(b[p])) s.push_back(static_cast<char>(b[p++]));
+    if (p++ >= b.size()) throw decode_error(name, fmt::format("truncated PFM (the header ends in its {})", what));
+    return s;
+  };
+  const std::string w = token("width"), h = token("height"), scale = token("scale");
+  const long long width = std::strtoll(w.c_str(), nullptr, 10), height = std::strtoll(h.c_str(), nullptr, 10);
+  if (width <= 0 || height <= 0) throw decode_error(name, fmt::format("not a readable PFM (size '{}' x '{}')", w, h));
+  check_pixel_limit(name, width, height, limits);
+  constexpr long long kSide = 1LL << 20, kPixels = 1LL << 30;  // OpenCV's CV_IO_MAX_IMAGE_WIDTH, _PIXELS
+  if (width > kSide || height > kSide || width * height > kPixels)
+    throw decode_error(
+        name, fmt::format("PFM of {}x{} is larger than OpenCV reads (2^20 a side, 2^30 pixels)", width, height));
+  const float factor = std::strtof(scale.c_str(), nullptr);  // OpenCV keeps it as a float
+  if (!(std::fabs(factor) > 0) || !std::isfinite(factor))
+    throw decode_error(name, fmt::format("not a readable PFM (scale '{}')", scale));
+  const unsigned long long need = static_cast<unsigned long long>(width) * height * (b[1] == 'F' ? 3 : 1) * 4;
+  if (b.size() - p < need)
+    throw decode_error(name, fmt::format("truncated PFM ({} bytes of pixels where {}x{} needs {})", b.size() - p, width,
+                                         height, need));
 }
 
 }  // namespace tf::codec_checks

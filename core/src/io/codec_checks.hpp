@@ -67,4 +67,12 @@ std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const
 // count or data that ends early; returns for bytes stb itself refuses (bad header, bad runs).
 void check_radiance_data(std::span<const unsigned char> bytes, const std::string& name);
 
+// OpenCV 4.6 reads a PFM (PF / Pf) through a temporary file that it leaves in /tmp whenever the header
+// or the data make it throw (fuzz_decode left hundreds), and it checks no size of ours first. Reads
+// the header as OpenCV does (P, f or F, a line break, then width, height and scale, each ended by one
+// whitespace byte) and throws for a malformed header, a size over `limits` or OpenCV's own
+// (2^20 a side, 2^30 pixels), a scale of 0, or pixel data shorter than the size says. Returns for
+// bytes that do not start like a PFM.
+void check_pfm(std::span<const unsigned char> bytes, const std::string& name, const Limits& limits);
+
 }  // namespace tf::codec_checks

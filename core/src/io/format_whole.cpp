@@ -237,7 +237,10 @@ Image decode_memory_whole(std::span<const unsigned char> bytes, const std::strin
   // descriptors): anything that starts like a Radiance file ("#?RADIANCE", "#?RGBE") stays with stb.
   const bool radiance = bytes.size() >= 2 && bytes[0] == '#' && bytes[1] == '?';
   *codec = !stb_knows && !radiance && have_opencv_codecs() && opencv_codecs::reads_signature(bytes) ? "opencv" : "stb";
-  if (*codec == "opencv") return opencv_codecs::decode(bytes, name, limits, alloc);
+  if (*codec == "opencv") {
+    codec_checks::check_pfm(bytes, name, limits);
+    return opencv_codecs::decode(bytes, name, limits, alloc);
+  }
   return decode_with_stb(bytes, name, limits, alloc);
 }
 
