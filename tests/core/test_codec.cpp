@@ -256,6 +256,32 @@ TEST(Codec, BadRadianceHeadersLeakNoFileDescriptors) {
   EXPECT_LE(open_fds(), before + 2);
 }
 
+TEST(Codec, CutPnmIsRefusedNotFilledFromTheHeap) {
+  // Debian's stb_image ignores a short read in its P5 / P6 reader: a cut file decoded, its missing pixels
+  // whatever the allocation held.
+  std::string pixels;
+  for (int i = 0; i < 7 * 5 * 3 * 2; ++i) pixels.push_back(static_cast<char>(i * 37 + 11));
+  const std::string ppm = "P6\n# a comment\n7 5\n255\n" + pixels.substr(0, 7 * 5 * 3);
+  const Image whole = decode_memory(bytes_of(ppm), "whole.ppm");
+  ASSERT_EQ(whole.view().width, 7);
+  EXPECT_EQ(std::to_integer<unsigned char>(whole.view().row(4)[20]), static_cast<unsigned char>(ppm.back()));
+  const std::pair<std::string, std::string> cut[] = {
+      {ppm.substr(0, ppm.size() - 1), "truncated PNM (104 bytes of pixels where 7x5 needs 105)"},
+      {"P5 7 5 65535\n" + pixels.substr(0, 69), "truncated PNM (69 bytes of pixels where 7x5 needs 70)"},
+      {"P6\n7 5\n255\n", "truncated PNM (0 bytes"},
+  };
+  for (const auto& [bytes, why] : cut) {
+    try {
+      decode_memory(bytes_of(bytes), "cut.ppm");
+      ADD_FAILURE() << "decoded: " << why;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cut.ppm: " + why), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(decode_memory(bytes_of("P5 7 5 65535\n" + pixels.substr(0, 70)), "p5.pgm").view().format.type,
+            PixelType::U16);
+}
+
 TEST(Codec, BadPfmFilesAreRefusedWithoutLeavingOpenCvTemporaries) {
   // Found in CI's /tmp: OpenCV 4.6 decodes a PFM through a temporary file and left it behind whenever the
   // file made it throw (fuzz_decode left about a hundred a run).

@@ -211,6 +211,39 @@ void check_radiance_data(std::span<const unsigned char> b, const std::string& na
   }
 }
 
+void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
+  if (b.size() < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return;
+  std::size_t p = 2;
+  // stb's reading: a byte past the end reads as 0 and moves nothing.
+  auto get8 = [&]() -> char { return p < b.size() ? static_cast<char>(b[p++]) : '\0'; };
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
+  char c = get8();
+  auto skip = [&] {  // whitespace and # comments
+    for (;;) {
+      while (p < b.size() && space(c)) c = get8();
+      if (p >= b.size() || c != '#') return;
+      while (p < b.size() && c != '\n' && c != '\r') c = get8();
+    }
+  };
+  auto number = [&] {
+    long long v = 0;
+    while (p < b.size() && c >= '0' && c <= '9' && v < (1LL << 40)) v = v * 10 + (c - '0'), c = get8();
+    return v;
+  };
+  skip();
+  const long long width = number();
+  skip();
+  const long long height = number();
+  skip();
+  const long long maxval = number();
+  if (width <= 0 || height <= 0 || width > (1 << 24) || height > (1 << 24) || maxval > 65535) return;  // stb refuses
+  const unsigned long long need = static_cast<unsigned long long>(width) * static_cast<unsigned long long>(height) *
+                                  (b[1] == '6' ? 3 : 1) * (maxval > 255 ? 2 : 1);
+  if (b.size() - p < need)
+    throw decode_error(name, fmt::format("truncated PNM ({} bytes of pixels where {}x{} needs {})", b.size() - p, width,
+                                         height, need));
+}
+
 void check_pfm(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
   if (b.size() < 3 || b[0] != 'P' || (b[1] != 'f' && b[1] != 'F') || !std::isspace(b[2])) return;
   if (b[2] != '\n') throw decode_error(name, "not a readable PFM (no line break after PF or Pf)");

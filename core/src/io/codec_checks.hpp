@@ -67,6 +67,11 @@ std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const
 // count or data that ends early; returns for bytes stb itself refuses (bad header, bad runs).
 void check_radiance_data(std::span<const unsigned char> bytes, const std::string& name);
 
+// stb's binary PNM reader (P5, P6) ignores a short read: a cut file decodes, its missing pixels whatever
+// the fresh allocation held. Walks the header as stb does and throws a decode error when the pixel data
+// is shorter than the size says; returns for bytes that are no P5 / P6 file or whose header stb refuses.
+void check_pnm_data(std::span<const unsigned char> bytes, const std::string& name);
+
 // OpenCV 4.6 reads a PFM (PF / Pf) through a temporary file that it leaves in /tmp whenever the header
 // or the data make it throw (fuzz_decode left hundreds), and it checks no size of ours first. Reads
 // the header as OpenCV does (P, f or F, a line break, then width, height and scale, each ended by one
