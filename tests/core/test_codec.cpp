@@ -282,6 +282,29 @@ TEST(Codec, CutPnmIsRefusedNotFilledFromTheHeap) {
             PixelType::U16);
 }
 
+TEST(Codec, CutUncompressedTgaIsRefusedNotFilledFromTheHeap) {
+  // The same short read in stb's reader of uncompressed TGA rows.
+  std::string tga(18, '\0');
+  tga[0] = 3;                // an image ID of 3 bytes
+  tga[2] = 2;                // uncompressed true colour
+  tga[12] = 7, tga[14] = 5;  // 7 x 5
+  tga[16] = 24;              // BGR
+  tga += "id!";
+  for (int i = 0; i < 7 * 5 * 3; ++i) tga.push_back(static_cast<char>(i * 29 + 3));
+  const Image whole = decode_memory(bytes_of(tga), "whole.tga");
+  ASSERT_EQ(whole.view().height, 5);
+  EXPECT_EQ(std::to_integer<unsigned char>(whole.view().row(0)[18]),
+            static_cast<unsigned char>(tga.back()));  // R of the last pixel, top row (bottom-up, BGR)
+  try {
+    decode_memory(bytes_of(tga.substr(0, tga.size() - 4)), "cut.tga");
+    ADD_FAILURE() << "a cut TGA decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.tga: truncated TGA (101 bytes of pixels where 7x5 needs 105)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Codec, BadPfmFilesAreRefusedWithoutLeavingOpenCvTemporaries) {
   // Found in CI's /tmp: OpenCV 4.6 decodes a PFM through a temporary file and left it behind whenever the
   // file made it throw (fuzz_decode left about a hundred a run).

@@ -1,11 +1,13 @@
 #include "codec_checks.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -242,6 +244,29 @@ void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
   if (b.size() - p < need)
     throw decode_error(name, fmt::format("truncated PNM ({} bytes of pixels where {}x{} needs {})", b.size() - p, width,
                                          height, need));
+}
+
+void check_tga_data(std::span<const unsigned char> b, const std::string& name) {
+  if (b.size() < 18) return;
+  auto starts = [&](std::initializer_list<unsigned char> sig) { return std::equal(sig.begin(), sig.end(), b.begin()); };
+  const bool other = starts({0xFF, 0xD8}) || starts({0x89, 'P', 'N', 'G'}) || starts({'G', 'I', 'F', '8'}) ||
+                     starts({'B', 'M'}) || starts({'8', 'B', 'P', 'S'}) || starts({0x53, 0x80, 0xF6, 0x34}) ||
+                     starts({'#', '?'}) || starts({'P', '5'}) || starts({'P', '6'});
+  const int type = b[2], bits = b[16];
+  if (other || b[1] != 0 || (type != 2 && type != 3)) return;  // colour-mapped, run-length or no image
+  // stb: 8 bits grey, 16 grey and alpha (type 3), 24 and 32 RGB(A); 15 and 16 bits RGB go another way.
+  int bytes_a_pixel = 0;
+  if (bits == 8) bytes_a_pixel = 1;
+  else if (bits == 16 && type == 3) bytes_a_pixel = 2;
+  else if (bits == 24 || bits == 32) bytes_a_pixel = bits / 8;
+  if (bytes_a_pixel == 0) return;
+  const unsigned width = b[12] | b[13] << 8, height = b[14] | b[15] << 8;
+  const std::size_t start = 18 + b[0];  // after the header and the image ID (a colour map stb does not skip)
+  const std::size_t need = std::size_t(width) * height * bytes_a_pixel;
+  const std::size_t have = b.size() > start ? b.size() - start : 0;
+  if (have < need)
+    throw decode_error(
+        name, fmt::format("truncated TGA ({} bytes of pixels where {}x{} needs {})", have, width, height, need));
 }
 
 void check_pfm(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {

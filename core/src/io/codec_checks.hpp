@@ -72,6 +72,11 @@ void check_radiance_data(std::span<const unsigned char> bytes, const std::string
 // is shorter than the size says; returns for bytes that are no P5 / P6 file or whose header stb refuses.
 void check_pnm_data(std::span<const unsigned char> bytes, const std::string& name);
 
+// The same for stb's TGA reader: an uncompressed true-colour or grey TGA's rows come by a read whose
+// shortfall it ignores. Call only for bytes stb reads as TGA (it tries every other format first, and TGA
+// has no signature): returns for bytes that start like one of those, and for any other kind of TGA.
+void check_tga_data(std::span<const unsigned char> bytes, const std::string& name);
+
 // OpenCV 4.6 reads a PFM (PF / Pf) through a temporary file that it leaves in /tmp whenever the header
 // or the data make it throw (fuzz_decode left hundreds), and it checks no size of ours first. Reads
 // the header as OpenCV does (P, f or F, a line break, then width, height and scale, each ended by one
