@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "commands.hpp"
 #include "tilefilter/cuda_backend.hpp"
 #include "tilefilter/engine/startup.hpp"
+#include "tilefilter/io/codec.hpp"
 #include "tilefilter/util/error.hpp"
 #include "tilefilter/util/nearest_name.hpp"
 
@@ -46,8 +48,18 @@ std::string suggestion(const CLI::App& app, int argc, char** argv) {
   const std::string word = argv[1];
   const auto known = std::find(commands.begin(), commands.end(), word);
   if (known == commands.end()) {
-    return fmt::format("'{}' is not a tilefilter command{} (commands: {})", word, tf::did_you_mean(word, commands),
-                       fmt::join(commands, ", "));
+    // An image or a folder where the command goes, as `convert IN OUT` and `vips` take them: the command that
+    // filters it. A verb people type for one: the command that does it.
+    std::error_code ec;
+    std::string hint;
+    if (std::filesystem::is_directory(word, ec))
+      hint = fmt::format("; to filter the images of a folder: tilefilter batch {} OUT_DIR --filter SPEC", word);
+    else if (tf::is_image_extension(word) || std::filesystem::is_regular_file(word, ec))
+      hint = fmt::format("; to filter an image: tilefilter apply {} OUT --filter SPEC", word);
+    else if (word == "filter" || word == "convert")
+      hint = "; did you mean 'apply' (filters one image), 'batch' (a folder) or 'filters' (lists them)?";
+    else hint = tf::did_you_mean(word, commands);
+    return fmt::format("'{}' is not a tilefilter command{} (commands: {})", word, hint, fmt::join(commands, ", "));
   }
   const CLI::App* sub = app.get_subcommand(word);
   const std::vector<std::string> names = option_names(*sub);

@@ -322,6 +322,13 @@ TEST_F(Cli, SuggestsTheNearestName) {
   const std::string missing = error_of(fmt::format("apply {}", input));
   EXPECT_NE(missing.find("output"), std::string::npos) << missing;
   EXPECT_NE(missing.find("tilefilter apply --help"), std::string::npos) << missing;
+  // An image or a folder where the command goes (as `convert IN OUT`), and a verb people type: what does it.
+  EXPECT_NE(error_of(fmt::format("{} {}", input, output)).find("to filter an image: tilefilter apply " + input),
+            std::string::npos);
+  EXPECT_NE(error_of(fmt::format("{} {}", dir.path.string(), output)).find("tilefilter batch " + dir.path.string()),
+            std::string::npos);
+  EXPECT_NE(error_of(fmt::format("filter {} {}", input, output)).find("did you mean 'apply' (filters one image)"),
+            std::string::npos);
   // Nothing close: no guess, the known names instead.
   const std::string far = error_of("zzzzzz");
   EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
