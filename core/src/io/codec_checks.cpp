@@ -273,10 +273,14 @@ void check_pfm(std::span<const unsigned char> b, const std::string& name, const 
   if (b.size() < 3 || b[0] != 'P' || (b[1] != 'f' && b[1] != 'F') || !std::isspace(b[2])) return;
   if (b[2] != '\n') throw decode_error(name, "not a readable PFM (no line break after PF or Pf)");
   std::size_t p = 3;
-  auto token = [&](const char* what) {  // up to and past the next whitespace byte, as OpenCV's read_number
+  // As OpenCV's read_number: up to and past the next whitespace byte, or 2048 bytes without one.
+  auto token = [&](const char* what) {
     std::string s;
-    while (p < b.size() && !std::isspace(b[p])) s.push_back(static_cast<char>(b[p++]));
-    if (p++ >= b.size()) throw decode_error(name, fmt::format("truncated PFM (the header ends in its {})", what));
+    while (s.size() < 2048) {
+      if (p >= b.size()) throw decode_error(name, fmt::format("truncated PFM (the header ends in its {})", what));
+      if (std::isspace(b[p++])) break;
+      s.push_back(static_cast<char>(b[p - 1]));
+    }
     return s;
   };
   const std::string w = token("width"), h = token("height"), scale = token("scale");
