@@ -70,6 +70,7 @@ void run_apply(const ApplyArgs& a) {
     if (choice.cpu_only) devices = "cpu";
     if (a.job.verbose) fmt::print(stderr, "[startup] {}\n", choice.reason);
   }
+  start_only_named_gpus();  // --devices 0: the driver starts GPU 0 alone (startup.hpp)
   const DeviceSelection sel = select_devices(devices, a.job.device_memory);
   // No GPU is not news on a machine without one: said by `tilefilter devices`, and here under --verbose.
   if (!sel.note.empty() && a.job.verbose) fmt::print(stderr, "note: {}\n", sel.note);

@@ -20,6 +20,7 @@
 #include "options.hpp"
 #include "tilefilter/batch/batch.hpp"
 #include "tilefilter/cuda_backend.hpp"
+#include "tilefilter/engine/startup.hpp"
 #include "tilefilter/util/error.hpp"
 
 namespace fs = std::filesystem;
@@ -279,6 +280,8 @@ void run(const BatchArgs& a) {
 
   // Handled until the command returns, so a late signal never cuts the report or the summary short.
   SignalGuard guard;
+  // The GPUs named, or those the start-up choice takes (the first few), are the only ones the driver starts.
+  start_only_named_gpus();
   BatchReport report;
   if (shared) {
 #ifdef TF_HAVE_MPI

@@ -29,6 +29,7 @@ std::atomic<bool> started{false};  // discovery made a GPU device in this proces
 GpuDiscovery discover(std::size_t memory_cap, const std::vector<int>& only) {
   GpuDiscovery found;
   int count = 0;
+  narrow_visible_gpus(only);  // where the CLI allows it: the driver starts no GPU past the highest named
   StartupTimer driver("cuda driver (cudaGetDeviceCount)");
   const cudaError_t e = cudaGetDeviceCount(&count);
   driver.done();
@@ -125,7 +126,9 @@ void install_backend() {
 bool gpus_started() { return started.load(); }
 
 std::vector<ListedGpu> list_gpus_without_contexts() {
-  if (std::getenv("CUDA_VISIBLE_DEVICES") || std::getenv("CUDA_DEVICE_ORDER")) return {};
+  // NVML numbers the GPUs as CUDA does only where the user narrowed or reordered nothing (this process's own
+  // narrowing keeps the first ordinals as they were).
+  if ((std::getenv("CUDA_VISIBLE_DEVICES") && !visible_gpus_narrowed()) || std::getenv("CUDA_DEVICE_ORDER")) return {};
   return nvml::list();
 }
 

@@ -150,5 +150,35 @@ TEST(Startup, CpuWorkersFollowTheCoresTheProcessMayUse) {
   EXPECT_NE(text.find("--devices cpu uses: cpu0\n"), std::string::npos) << text;
 }
 
+// The CLI's jobs start the driver on the GPUs up to the highest one named, ordinals unchanged, and only where
+// the process allowed it, before the driver's first start, and the user set no CUDA_VISIBLE_DEVICES.
+TEST(Startup, OnlyTheNamedGpusAreMadeVisibleWhereAllowed) {
+  EXPECT_EQ(visible_gpus_for({}), "");
+  EXPECT_EQ(visible_gpus_for({0}), "0");
+  EXPECT_EQ(visible_gpus_for({1, 0}), "0,1");
+  EXPECT_EQ(visible_gpus_for({2}), "0,1,2");  // GPU 2 keeps its ordinal
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string kept = before ? before : "";
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_FALSE(narrow_visible_gpus({0, 1}));  // not allowed: a library's process
+  EXPECT_EQ(std::getenv("CUDA_VISIBLE_DEVICES"), nullptr);
+  start_only_named_gpus();
+  EXPECT_FALSE(narrow_visible_gpus({}));  // every GPU: nothing to narrow, and the one chance is gone
+  EXPECT_FALSE(narrow_visible_gpus({0}));
+  EXPECT_EQ(std::getenv("CUDA_VISIBLE_DEVICES"), nullptr);
+  ::setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+  start_only_named_gpus();
+  EXPECT_FALSE(narrow_visible_gpus({0}));  // the user's choice stands
+  EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "3");
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  start_only_named_gpus();
+  EXPECT_TRUE(narrow_visible_gpus({1}));
+  EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "0,1");
+  EXPECT_TRUE(visible_gpus_narrowed());
+  EXPECT_LE(gpus_visible_without_cuda(), 2);
+  if (before) ::setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
 }  // namespace
 }  // namespace tf

@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tf {
 
@@ -26,7 +28,10 @@ namespace {
 constexpr double kCpuFmasPerSecond = 2e10;
 constexpr double kCpuCodecPixelsPerSecond = 40e6;
 // Starting GPUs (4xH200 hosts, 64 cores, 2026-11-28; docs/performance.md, "Photo batch"): the driver
-// ready about 0.85 s into the process, four contexts at once done at 1.33 s.
+// ready about 0.85 s into the process, four contexts at once done at 1.33 s. With fewer GPUs the CLI's
+// driver starts only those (start_only_named_gpus: 0.18-0.21 s for one, 0.29-0.33 for two), which this
+// model does not count yet: it keeps the choices measured above, its times for one or two GPUs high by
+// about half a second.
 constexpr double kDriverStartS = 0.75;
 constexpr double kContextS = 0.15;
 // nvJPEG's handles and states come up one GPU after another, even across processes: the first GPU's
@@ -123,6 +128,31 @@ std::vector<StartupStep> startup_steps() {
 namespace {
 std::atomic<bool> keeping{false};
 }  // namespace
+
+namespace {
+std::atomic<bool> only_named{false}, narrowed{false};
+}  // namespace
+
+void start_only_named_gpus() { only_named = true; }
+
+std::string visible_gpus_for(const std::vector<int>& named) {
+  if (named.empty()) return {};
+  std::vector<int> ordinals(static_cast<std::size_t>(*std::max_element(named.begin(), named.end())) + 1);
+  std::iota(ordinals.begin(), ordinals.end(), 0);
+  return fmt::format("{}", fmt::join(ordinals, ","));
+}
+
+bool narrow_visible_gpus(const std::vector<int>& named) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (!only_named.exchange(false) || named.empty() || std::getenv("CUDA_VISIBLE_DEVICES")) return false;
+  const std::string value = visible_gpus_for(named);
+  if (value.empty() || ::setenv("CUDA_VISIBLE_DEVICES", value.c_str(), 1) != 0) return false;
+  narrowed = true;
+  return true;
+}
+
+bool visible_gpus_narrowed() { return narrowed.load(); }
 
 void keep_gpu_resources_until_exit() { keeping = true; }
 bool keeping_gpu_resources_until_exit() { return keeping.load(); }
