@@ -305,6 +305,25 @@ TEST(Codec, CutUncompressedTgaIsRefusedNotFilledFromTheHeap) {
   }
 }
 
+TEST(Codec, CutBmpIsRefusedNotFilledWithBlack) {
+  // stb reads past a cut BMP's end as zeros: the missing rows came out black.
+  const Image rgb = test::random_image(7, 5, Format{PixelType::U8, 3}, 31);
+  test::TempDir dir;
+  encode_file(dir / "a.bmp", rgb.view());
+  const std::vector<unsigned char> bmp = test::read_bytes(dir / "a.bmp");
+  ASSERT_EQ(bmp.size(), 54u + 5 * 24);
+  EXPECT_TRUE(same_pixels(decode_memory(bmp, "whole.bmp").view(), rgb.view()));
+  const std::size_t end = bmp.size();  // 54 bytes of header, then 5 rows of 21 bytes padded to 24
+  try {
+    decode_memory(std::span(bmp).first(end - 30), "cut.bmp");
+    ADD_FAILURE() << "a cut BMP decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.bmp: truncated BMP"), std::string::npos) << e.what();
+  }
+  // A last row without its padding is whole.
+  EXPECT_TRUE(same_pixels(decode_memory(std::span(bmp).first(end - 3), "unpadded.bmp").view(), rgb.view()));
+}
+
 TEST(Codec, BadPfmFilesAreRefusedWithoutLeavingOpenCvTemporaries) {
   // Found in CI's /tmp: OpenCV 4.6 decodes a PFM through a temporary file and left it behind whenever the
   // file made it throw (fuzz_decode left about a hundred a run).

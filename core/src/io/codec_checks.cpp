@@ -269,6 +269,31 @@ void check_tga_data(std::span<const unsigned char> b, const std::string& name) {
         name, fmt::format("truncated TGA ({} bytes of pixels where {}x{} needs {})", have, width, height, need));
 }
 
+void check_bmp_data(std::span<const unsigned char> b, const std::string& name) {
+  if (b.size() < 26 || b[0] != 'B' || b[1] != 'M') return;
+  auto le = [&](std::size_t at, int bytes) {
+    std::uint32_t v = 0;
+    for (int k = bytes - 1; k >= 0; --k) v = v << 8 | (at + k < b.size() ? b[at + k] : 0);
+    return v;
+  };
+  const std::uint32_t offset = le(10, 4), header = le(14, 4);
+  const bool core = header == 12;  // OS/2 1.x: 16-bit sizes
+  const long long width = core ? le(18, 2) : static_cast<std::int32_t>(le(18, 4));
+  const long long height = core ? le(20, 2) : std::llabs(static_cast<std::int32_t>(le(22, 4)));
+  const std::uint32_t bits = core ? le(24, 2) : le(28, 2), compression = core ? 0 : le(30, 4);
+  if (width <= 0 || height <= 0 || (compression != 0 && compression != 3)) return;
+  long long row = 0;  // the bytes of a row's pixels, then its padding to 4 bytes
+  if (bits == 1) row = (width + 7) / 8;
+  else if (bits == 4) row = (width + 1) / 2;
+  else if (bits == 8 || bits == 16 || bits == 24 || bits == 32) row = width * (bits / 8);
+  else return;
+  const long long stride = (row + 3) / 4 * 4;
+  const unsigned long long need = offset + static_cast<unsigned long long>(stride) * (height - 1) + row;
+  if (b.size() < need)
+    throw decode_error(name, fmt::format("truncated BMP ({} bytes where its {}x{} pixels end at byte {})", b.size(),
+                                         width, height, need));
+}
+
 void check_pfm(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
   if (b.size() < 3 || b[0] != 'P' || (b[1] != 'f' && b[1] != 'F') || !std::isspace(b[2])) return;
   if (b[2] != '\n') throw decode_error(name, "not a readable PFM (no line break after PF or Pf)");

@@ -77,6 +77,11 @@ void check_pnm_data(std::span<const unsigned char> bytes, const std::string& nam
 // has no signature): returns for bytes that start like one of those, and for any other kind of TGA.
 void check_tga_data(std::span<const unsigned char> bytes, const std::string& name);
 
+// stb's BMP reader reads bytes past the end as zeros: a cut BMP decoded, its missing rows black. Reads the
+// header's pixel-data offset, size and depth as stb does and throws a decode error when the file ends before
+// the last row; returns for bytes that are no BMP or one stb refuses (RLE, JPEG or PNG inside).
+void check_bmp_data(std::span<const unsigned char> bytes, const std::string& name);
+
 // OpenCV 4.6 reads a PFM (PF / Pf) through a temporary file that it leaves in /tmp whenever the header
 // or the data make it throw (fuzz_decode left hundreds), and it checks no size of ours first. Reads
 // the header as OpenCV does (P, f or F, a line break, then width, height and scale, each ended by one

@@ -60,6 +60,7 @@ Image decode_with_stb(std::span<const unsigned char> bytes, const std::string& n
   codec_checks::check_png_idat_fits(bytes, name);
   codec_checks::check_pnm_data(bytes, name);
   codec_checks::check_tga_data(bytes, name);
+  codec_checks::check_bmp_data(bytes, name);
   const int channels = comp == 2 ? 4 : comp;  // gray+alpha becomes RGBA
   PixelType type = PixelType::U8;
   void* pixels = nullptr;
