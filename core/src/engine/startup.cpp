@@ -143,11 +143,9 @@ std::string visible_gpus_for(const std::vector<int>& named) {
 }
 
 bool narrow_visible_gpus(const std::vector<int>& named) {
-  static std::mutex mutex;
-  std::lock_guard lock(mutex);
+  // One chance, taken by the first discovery whatever it names: only one caller gets past the exchange.
   if (!only_named.exchange(false) || named.empty() || std::getenv("CUDA_VISIBLE_DEVICES")) return false;
-  const std::string value = visible_gpus_for(named);
-  if (value.empty() || ::setenv("CUDA_VISIBLE_DEVICES", value.c_str(), 1) != 0) return false;
+  if (::setenv("CUDA_VISIBLE_DEVICES", visible_gpus_for(named).c_str(), 1) != 0) return false;
   narrowed = true;
   return true;
 }

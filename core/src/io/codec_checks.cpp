@@ -112,6 +112,14 @@ bool is_png(std::span<const unsigned char> b) {
   static const unsigned char sig[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
   return b.size() >= 8 && std::memcmp(b.data(), sig, 8) == 0;
 }
+// Throws "truncated KIND (N bytes of pixels where WxH needs M)" when `have` is short of `need`.
+void check_pixels_fit(const std::string& name, const char* kind, std::size_t have, long long width, long long height,
+                      unsigned long long need) {
+  if (have < need)
+    throw decode_error(
+        name, fmt::format("truncated {} ({} bytes of pixels where {}x{} needs {})", kind, have, width, height, need));
+}
+
 }  // namespace
 
 void check_png_header_limit(std::span<const unsigned char> b, const std::string& name, const Limits& limits) {
@@ -241,17 +249,15 @@ void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
   if (width <= 0 || height <= 0 || width > (1 << 24) || height > (1 << 24) || maxval > 65535) return;  // stb refuses
   const unsigned long long need = static_cast<unsigned long long>(width) * static_cast<unsigned long long>(height) *
                                   (b[1] == '6' ? 3 : 1) * (maxval > 255 ? 2 : 1);
-  if (b.size() - p < need)
-    throw decode_error(name, fmt::format("truncated PNM ({} bytes of pixels where {}x{} needs {})", b.size() - p, width,
-                                         height, need));
+  check_pixels_fit(name, "PNM", b.size() - p, width, height, need);
 }
 
 void check_tga_data(std::span<const unsigned char> b, const std::string& name) {
   if (b.size() < 18) return;
   auto starts = [&](std::initializer_list<unsigned char> sig) { return std::equal(sig.begin(), sig.end(), b.begin()); };
-  const bool other = starts({0xFF, 0xD8}) || starts({0x89, 'P', 'N', 'G'}) || starts({'G', 'I', 'F', '8'}) ||
-                     starts({'B', 'M'}) || starts({'8', 'B', 'P', 'S'}) || starts({0x53, 0x80, 0xF6, 0x34}) ||
-                     starts({'#', '?'}) || starts({'P', '5'}) || starts({'P', '6'});
+  const bool other = looks_like_jpeg(b) || is_png(b) || starts({'G', 'I', 'F', '8'}) || starts({'B', 'M'}) ||
+                     starts({'8', 'B', 'P', 'S'}) || starts({0x53, 0x80, 0xF6, 0x34}) || starts({'#', '?'}) ||
+                     starts({'P', '5'}) || starts({'P', '6'});
   const int type = b[2], bits = b[16];
   if (other || b[1] != 0 || (type != 2 && type != 3)) return;  // colour-mapped, run-length or no image
   // stb: 8 bits grey, 16 grey and alpha (type 3), 24 and 32 RGB(A); 15 and 16 bits RGB go another way.
@@ -263,10 +269,7 @@ void check_tga_data(std::span<const unsigned char> b, const std::string& name) {
   const unsigned width = b[12] | b[13] << 8, height = b[14] | b[15] << 8;
   const std::size_t start = 18 + b[0];  // after the header and the image ID (a colour map stb does not skip)
   const std::size_t need = std::size_t(width) * height * bytes_a_pixel;
-  const std::size_t have = b.size() > start ? b.size() - start : 0;
-  if (have < need)
-    throw decode_error(
-        name, fmt::format("truncated TGA ({} bytes of pixels where {}x{} needs {})", have, width, height, need));
+  check_pixels_fit(name, "TGA", b.size() > start ? b.size() - start : 0, width, height, need);
 }
 
 void check_bmp_data(std::span<const unsigned char> b, const std::string& name) {
@@ -320,9 +323,7 @@ void check_pfm(std::span<const unsigned char> b, const std::string& name, const 
   if (!(std::fabs(factor) > 0) || !std::isfinite(factor))
     throw decode_error(name, fmt::format("not a readable PFM (scale '{}')", scale));
   const unsigned long long need = static_cast<unsigned long long>(width) * height * (b[1] == 'F' ? 3 : 1) * 4;
-  if (b.size() - p < need)
-    throw decode_error(name, fmt::format("truncated PFM ({} bytes of pixels where {}x{} needs {})", b.size() - p, width,
-                                         height, need));
+  check_pixels_fit(name, "PFM", b.size() - p, width, height, need);
 }
 
 }  // namespace tf::codec_checks
