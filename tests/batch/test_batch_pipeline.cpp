@@ -536,9 +536,11 @@ TEST(BatchPipeline, CodecAutoKeepsCpuDecodesWithinHalfTheBudget) {
 
 // A lane whose halves take time (GpuJpegLane::begin_batch, end_batch) and which, as nvJPEG's with its two
 // sets of decode buffers, keeps a third begin_batch waiting until the first batch has ended: the CPU codec
-// lane's work in end_batch.
+// lane's work in end_batch. One that `copies` takes the bytes in begin_batch, as nvJPEG's decoder does, and
+// says so (done_with_bytes_at_begin): the batch then reuses them at once.
 class SlowHalvesLane final : public GpuJpegLane {
  public:
+  explicit SlowHalvesLane(bool copies = false) : copies_(copies) {}
   std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) override { return inner_.run_batch(jobs); }
   std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs) override {
     {
@@ -548,12 +550,24 @@ class SlowHalvesLane final : public GpuJpegLane {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     auto pending = std::make_unique<Jobs>();
-    pending->jobs = jobs;
+    pending->given = jobs;
+    if (copies_) {
+      pending->bytes.reserve(jobs.size());
+      for (const GpuJpegJob& job : jobs) {
+        pending->bytes.emplace_back(job.jpeg.begin(), job.jpeg.end());
+        pending->copies.push_back(job);
+        pending->copies.back().jpeg = pending->bytes.back();
+      }
+    }
     return pending;
   }
   std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> pending) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(6));
-    auto out = inner_.run_batch(static_cast<Jobs&>(*pending).jobs);
+    auto& jobs = static_cast<Jobs&>(*pending);
+    if (copies_)
+      for (const GpuJpegJob& job : jobs.given)
+        EXPECT_TRUE(job.jpeg.empty()) << job.name << ": the batch keeps bytes the lane no longer needs";
+    auto out = inner_.run_batch(copies_ ? std::span<const GpuJpegJob>(jobs.copies) : jobs.given);
     {
       std::lock_guard lock(mutex_);
       ++ended_;
@@ -562,11 +576,15 @@ class SlowHalvesLane final : public GpuJpegLane {
     return out;
   }
   std::size_t reserved_bytes() const override { return 0; }
+  bool done_with_bytes_at_begin() const override { return copies_; }
 
  private:
   struct Jobs final : GpuJpegPending {
-    std::span<const GpuJpegJob> jobs;
+    std::span<const GpuJpegJob> given;
+    std::vector<std::vector<unsigned char>> bytes;  // copies_: the files' bytes, and the jobs that read them
+    std::vector<GpuJpegJob> copies;
   };
+  const bool copies_;
   CpuCodecLane inner_{0, /*encodes=*/true};
   std::mutex mutex_;
   std::condition_variable ended_one_;
@@ -578,25 +596,28 @@ class SlowHalvesLane final : public GpuJpegLane {
 // the reference has it, where the outputs are lossless).
 TEST(BatchPipeline, WorkersWithOverlappingHalvesFinishEveryFileWithinSmallBudgets) {
   if (have_gpu_jpeg()) GTEST_SKIP() << "this build has a GPU JPEG codec; the GPU suite runs the batch with it";
-  set_gpu_jpeg_provider([](const Device&, std::string*) { return std::make_unique<SlowHalvesLane>(); });
   TempDir dir;
   make_flat_folder(dir / "in", 600, 64, 48, test_seed(97));
-  for (const auto& [images, format] : {std::pair{3, "same"}, std::pair{20, "same"}, std::pair{3, "png"}}) {
-    SCOPED_TRACE(fmt::format("budget of {} images, format {}", images, format));
-    BatchOptions o = cpu_options(dir / "in", dir / fmt::format("out{}{}", images, format), {kBatchFilter});
-    o.format = format;
-    o.device_list = {std::make_shared<FakeGpu>(0), std::make_shared<FakeGpu>(1), std::make_shared<FakeGpu>(2),
-                     std::make_shared<FakeGpu>(3)};
-    o.gpu_codec_lanes = 3;
-    o.decode_threads = 16;
-    o.encode_threads = 2;
-    o.job.faults.codec_lane_delay_ms = 30;
-    o.max_inflight_bytes = static_cast<std::size_t>(images) * 64 * 48 * 3;
-    const BatchReport r = run_batch(o);
-    EXPECT_EQ(r.exit_code(), 0);
-    EXPECT_EQ(r.files.size(), 600u);
-    if (o.format == "png") expect_matches_reference(r, parse_chain(o.filters));  // the JPEGs the lane encodes are lossy
-  }
+  for (const bool copies : {false, true})
+    for (const auto& [images, format] : {std::pair{3, "same"}, std::pair{20, "same"}, std::pair{3, "png"}}) {
+      SCOPED_TRACE(fmt::format("budget of {} images, format {}, lane {}", images, format,
+                               copies ? "done with the bytes at begin_batch" : "reading the bytes to the end"));
+      set_gpu_jpeg_provider([copies](const Device&, std::string*) { return std::make_unique<SlowHalvesLane>(copies); });
+      BatchOptions o = cpu_options(dir / "in", dir / fmt::format("out{}{}{}", images, format, copies), {kBatchFilter});
+      o.format = format;
+      o.device_list = {std::make_shared<FakeGpu>(0), std::make_shared<FakeGpu>(1), std::make_shared<FakeGpu>(2),
+                       std::make_shared<FakeGpu>(3)};
+      o.gpu_codec_lanes = 3;
+      o.decode_threads = 16;
+      o.encode_threads = 2;
+      o.job.faults.codec_lane_delay_ms = 30;
+      o.max_inflight_bytes = static_cast<std::size_t>(images) * 64 * 48 * 3;
+      const BatchReport r = run_batch(o);
+      EXPECT_EQ(r.exit_code(), 0);
+      EXPECT_EQ(r.files.size(), 600u);
+      if (o.format == "png")
+        expect_matches_reference(r, parse_chain(o.filters));  // the JPEGs the lane encodes are lossy
+    }
   set_gpu_jpeg_provider({});
 }
 

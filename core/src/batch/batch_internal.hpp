@@ -51,6 +51,7 @@ class Charge {
   ~Charge() { release(n_); }
   void add(std::size_t n) { n_ += n; }
   void release(std::size_t n);
+  std::size_t held() const { return n_; }
 
  private:
   MemoryBudget* budget_ = nullptr;

@@ -170,6 +170,7 @@ class BatchRun {
   bool wait_for_lane(std::size_t g);
   void feed_lane(std::size_t g);
   std::vector<GpuJpegJob> gpu_jobs(std::vector<Work>& batch);
+  void give_back_bytes(std::vector<Work>& batch, std::vector<GpuJpegJob>& jobs);
   void finish_gpu_file(Work w, GpuJpegOutcome outcome, bool encoded, int d, int lane_no, double t0, double t_end);
   void on_cpu_after_gpu(Work w, int d);
 

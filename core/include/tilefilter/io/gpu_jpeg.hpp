@@ -82,11 +82,15 @@ class GpuJpegLane {
   virtual std::vector<GpuJpegOutcome> run_batch(std::span<const GpuJpegJob> jobs) = 0;
   // run_batch in two halves, so that one thread decodes the next batch while another filters and
   // encodes this one: begin_batch calls in one thread, end_batch calls in another, each in the order of
-  // the batches; the jobs live until their end_batch returns, and a pending batch dropped without it
-  // is abandoned. A lane may keep a begin_batch waiting until an earlier batch has ended. By default
-  // begin_batch only keeps the jobs and end_batch runs run_batch.
+  // the batches; the jobs live until their end_batch returns (their bytes only until begin_batch returns
+  // where done_with_bytes_at_begin()), and a pending batch dropped without it is abandoned. A lane may
+  // keep a begin_batch waiting until an earlier batch has ended. By default begin_batch only keeps the
+  // jobs and end_batch runs run_batch.
   virtual std::unique_ptr<GpuJpegPending> begin_batch(std::span<const GpuJpegJob> jobs);
   virtual std::vector<GpuJpegOutcome> end_batch(std::unique_ptr<GpuJpegPending> pending);
+  // True when begin_batch has read its jobs' bytes for good by the time it returns (its decoder copied
+  // them), so that the caller may reuse their memory while the batch is on the GPU.
+  virtual bool done_with_bytes_at_begin() const { return false; }
   // One file; throws tf::Error with the outcome's message when it fails.
   GpuJpegResult run(const GpuJpegJob& job);
   // The GPU's device memory this lane holds now (tests check that a long run does not grow it).
