@@ -29,9 +29,10 @@ constexpr double kCpuFmasPerSecond = 2e10;
 constexpr double kCpuCodecPixelsPerSecond = 40e6;
 // Starting GPUs (4xH200 hosts, 64 cores, 2026-11-28; docs/performance.md, "Photo batch"): the driver
 // ready about 0.85 s into the process, four contexts at once done at 1.33 s. With fewer GPUs the CLI's
-// driver starts only those (start_only_named_gpus: 0.18-0.21 s for one, 0.29-0.33 for two), which this
-// model does not count yet: it keeps the choices measured above, its times for one or two GPUs high by
-// about half a second.
+// driver starts only those (start_only_named_gpus: 0.19 s for one, 0.29 for two, 0.42 for three), which
+// this model does not count: its GPU times for one or two are about 0.4 s high, but so are its CPU times
+// (kCpuCodecPixelsPerSecond), and its choices are the measured ones (200 and 500 photos on the CPU, 1000
+// and 2000 on two GPUs; 4xH200, 64 cores, 2026-11-28, docs/performance.md "Start-up").
 constexpr double kDriverStartS = 0.75;
 constexpr double kContextS = 0.15;
 // nvJPEG's handles and states come up one GPU after another, even across processes: the first GPU's
