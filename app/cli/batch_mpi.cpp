@@ -206,7 +206,7 @@ std::string report_to_wire(const BatchReport& r, int rank, const std::string& ho
   w << r.device_note << r.wall_s << r.decode_s << r.encode_s << r.decode_cpu_s << r.encode_cpu_s << r.megapixels
     << r.decode_threads << r.encode_threads << static_cast<std::uint64_t>(r.max_inflight_bytes)
     << static_cast<std::uint64_t>(r.peak_inflight_bytes) << static_cast<std::uint8_t>(r.cancelled) << r.memory_wait_s
-    << r.gpu_codec_lanes << static_cast<std::uint64_t>(r.codec_workers.size());
+    << r.gpu_codec_lanes << r.gpu_codec_batch << static_cast<std::uint64_t>(r.codec_workers.size());
   for (const auto& c : r.codec_workers)
     w << c.device << c.ready_s << c.calls << c.files << c.busy_s << c.starved_s << c.steps.parse_s
       << c.steps.hw_decode_s << c.steps.cuda_decode_s << c.steps.queue_s << c.steps.wait_s << c.steps.retrieve_s;
@@ -256,7 +256,7 @@ BatchReport report_from_wire(const std::string& bytes, const BatchReport& base, 
   std::uint8_t cancelled = 0;
   in >> r.device_note >> r.wall_s >> r.decode_s >> r.encode_s >> r.decode_cpu_s >> r.encode_cpu_s >> r.megapixels >>
       r.decode_threads >> r.encode_threads >> max_inflight >> peak_inflight >> cancelled >> r.memory_wait_s >>
-      r.gpu_codec_lanes;
+      r.gpu_codec_lanes >> r.gpu_codec_batch;
   r.codec_workers.resize(in.count());
   for (auto& c : r.codec_workers)
     in >> c.device >> c.ready_s >> c.calls >> c.files >> c.busy_s >> c.starved_s >> c.steps.parse_s >>

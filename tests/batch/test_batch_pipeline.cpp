@@ -672,6 +672,35 @@ TEST(BatchPipeline, AbortDiscardsTheFilesInFlightAndLeavesNothingPartial) {
   for (const auto& f : r.files) EXPECT_EQ(fs::exists(f.output), f.status == Status::Ok) << f.output;
 }
 
+// The budget is named as the bound only where what it feeds waited for it: threads that wait for room while
+// busy GPU codec workers take whole batches wait behind the GPUs.
+TEST(BatchReport, TheBudgetIsTheBoundOnlyWhereTheDevicesWaitedForIt) {
+  BatchReport r;
+  r.files.resize(1000);
+  r.wall_s = 5;
+  r.memory_wait_s = 0.4;
+  EXPECT_FALSE(r.memory_bound()) << "threads waited under a tenth of the run";
+  r.memory_wait_s = 240;  // summed over 64 decode threads
+  EXPECT_TRUE(r.memory_bound()) << "no GPU codec workers: the devices' work waited on the budget";
+  r.gpu_codec_lanes = 4;
+  r.gpu_codec_batch = 32;
+  for (int g = 0; g < 4; ++g) r.codec_workers.push_back({fmt::format("gpu{}", g), 0.7, 8, 248, 4.2, 0.02, {}});
+  EXPECT_FALSE(r.memory_bound()) << "busy workers with whole batches set the pace";
+  for (auto& w : r.codec_workers) w.calls = 11;  // 22.5 files a call
+  EXPECT_TRUE(r.memory_bound()) << "the budget cut the workers' calls short";
+  for (auto& w : r.codec_workers) {
+    w.calls = 8;
+    w.starved_s = 1.5;
+  }
+  EXPECT_TRUE(r.memory_bound()) << "the workers waited for files";
+  for (auto& w : r.codec_workers) {
+    w.starved_s = 0.02;
+    w.files = 100;
+    w.calls = 3;
+  }
+  EXPECT_TRUE(r.memory_bound()) << "the GPU codecs took under half the files: the rest waited on the budget";
+}
+
 TEST(BatchPipeline, ReportIsValidJsonWithEveryFile) {
   TempDir dir;
   const std::string in = dir / "in";

@@ -1,5 +1,7 @@
 // One report from the reports of the ranks that shared a batch (MPI): every file from the rank that
 // did it, the devices of every rank side by side ("r1:gpu0"), totals summed, a summary per rank.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tilefilter/batch/batch.hpp"
@@ -67,6 +69,7 @@ BatchReport merge_batch_reports(std::vector<BatchReport> per_rank, const std::ve
     out.megapixels += part.megapixels;
     out.decode_threads += part.decode_threads;
     out.gpu_codec_lanes += part.gpu_codec_lanes;
+    out.gpu_codec_batch = std::max(out.gpu_codec_batch, part.gpu_codec_batch);
     for (GpuCodecWorkerSummary w : part.codec_workers) {
       w.device = ranked(w.device);
       out.codec_workers.push_back(std::move(w));

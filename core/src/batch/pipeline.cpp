@@ -372,6 +372,7 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
   report.device_note = std::move(selection.note);
   report.codec = to_string(options.codec);
   report.gpu_codec_lanes = lanes;
+  if (lanes > 0) report.gpu_codec_batch = options.gpu_codec_batch > 0 ? options.gpu_codec_batch : kDefaultGpuCodecBatch;
   report.codec_note = std::move(codec_note);
   return report;
 }

@@ -112,6 +112,7 @@ struct BatchReport {
   std::string device_note;                           // e.g. "no GPU ...; using 16 CPU workers"
   std::string codec;                                 // "auto", "cpu" or "gpu", as asked
   int gpu_codec_lanes = 0;                           // GPU codec workers, all GPUs together
+  int gpu_codec_batch = 0;                           // the most files one of their calls takes
   std::vector<GpuCodecWorkerSummary> codec_workers;  // one a worker, in order
   std::string codec_note;                            // why there are none, when a GPU codec was asked for
   std::vector<std::string> notes;                    // e.g. stale temporary files removed
@@ -121,7 +122,9 @@ struct BatchReport {
   int decode_threads = 0, encode_threads = 0;
   std::size_t max_inflight_bytes = 0, peak_inflight_bytes = 0;  // the budget, and the most it held
   double memory_wait_s = 0;  // time threads waited for room in the budget, summed over the threads
-  bool memory_bound() const { return memory_wait_s > 0.1 * wall_s; }  // the budget, not the devices, set the pace
+  // The budget, not the devices, set the pace: threads waited for room for over a tenth of the run, and where
+  // GPU codec workers took most files, they too waited for files or took calls short of a batch.
+  bool memory_bound() const;
   bool cancelled = false;
   // A batch spread over MPI ranks: one entry per rank (the merged report's devices are named
   // "rN:cpu0"); empty for a single process.
