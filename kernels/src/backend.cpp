@@ -126,10 +126,17 @@ void install_backend() {
 bool gpus_started() { return started.load(); }
 
 std::vector<ListedGpu> list_gpus_without_contexts() {
-  // NVML numbers the GPUs as CUDA does only where the user narrowed or reordered nothing (this process's own
-  // narrowing keeps the first ordinals as they were).
-  if ((std::getenv("CUDA_VISIBLE_DEVICES") && !visible_gpus_narrowed()) || std::getenv("CUDA_DEVICE_ORDER")) return {};
-  return nvml::list();
+  // NVML numbers the GPUs as CUDA does only where nothing reordered them or narrowed them other than to the
+  // first few (a user's CUDA_VISIBLE_DEVICES=0, as this process's own narrowing, keeps their ordinals).
+  if (std::getenv("CUDA_DEVICE_ORDER")) return {};
+  int first = -1;  // -1: every GPU NVML lists
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && !visible_gpus_narrowed()) {
+    first = first_gpus_kept(visible);
+    if (first < 0) return {};
+  }
+  std::vector<ListedGpu> gpus = nvml::list();
+  if (first >= 0 && gpus.size() > static_cast<std::size_t>(first)) gpus.resize(static_cast<std::size_t>(first));
+  return gpus;
 }
 
 std::string runtime_description_without_driver_start() {

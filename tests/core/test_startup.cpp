@@ -156,6 +156,15 @@ TEST(Startup, CpuWorkersFollowTheCoresTheProcessMayUse) {
 
 // The CLI's jobs start the driver on the GPUs up to the highest one named, ordinals unchanged, and only where
 // the process allowed it, before the driver's first start, and the user set no CUDA_VISIBLE_DEVICES.
+// NVML may list the GPUs for CUDA only where CUDA_VISIBLE_DEVICES keeps the first ones in order.
+TEST(Startup, OnlyTheFirstGpusInOrderKeepTheirOrdinals) {
+  EXPECT_EQ(first_gpus_kept("0"), 1);
+  EXPECT_EQ(first_gpus_kept("0,1"), 2);
+  EXPECT_EQ(first_gpus_kept(visible_gpus_for({3})), 4);
+  for (const char* other : {"", "1", "0,2", "1,0", "0,1,", "00", " 0", "GPU-0e6584fc", "MIG-1"})
+    EXPECT_EQ(first_gpus_kept(other), -1) << '"' << other << '"';
+}
+
 TEST(Startup, OnlyTheNamedGpusAreMadeVisibleWhereAllowed) {
   EXPECT_EQ(visible_gpus_for({}), "");
   EXPECT_EQ(visible_gpus_for({0}), "0");

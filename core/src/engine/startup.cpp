@@ -143,6 +143,19 @@ std::string visible_gpus_for(const std::vector<int>& named) {
   return fmt::format("{}", fmt::join(ordinals, ","));
 }
 
+int first_gpus_kept(const std::string& visible) {
+  int n = 0;
+  std::size_t at = 0;
+  while (at <= visible.size()) {
+    const std::size_t comma = std::min(visible.find(',', at), visible.size());
+    const std::string entry = visible.substr(at, comma - at);
+    if (entry != std::to_string(n)) return -1;
+    ++n;
+    at = comma + 1;
+  }
+  return n;
+}
+
 bool narrow_visible_gpus(const std::vector<int>& named) {
   // One chance, taken by the first discovery whatever it names: only one caller gets past the exchange.
   if (!only_named.exchange(false) || named.empty() || std::getenv("CUDA_VISIBLE_DEVICES")) return false;

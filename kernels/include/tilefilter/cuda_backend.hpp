@@ -17,8 +17,9 @@ namespace tf::cuda {
 void install_backend();
 
 // The GPUs as NVML lists them, with a sample each, made without a CUDA call (no driver start-up, no
-// context: `tilefilter devices`). Empty without NVML, and where CUDA_VISIBLE_DEVICES or
-// CUDA_DEVICE_ORDER make CUDA's numbering differ from NVML's. The multiprocessor count stays 0.
+// context: `tilefilter devices`). Empty without NVML, and where CUDA_DEVICE_ORDER or a CUDA_VISIBLE_DEVICES
+// other than the first GPUs in order ("0", "0,1", ...) make CUDA's numbering differ from NVML's. The
+// multiprocessor count stays 0.
 struct ListedGpu {
   DeviceInfo info;
   DeviceSample sample;

@@ -59,6 +59,10 @@ void start_only_named_gpus();
 // The CUDA_VISIBLE_DEVICES value for GPUs `named` by ordinal: "0,1,..,N" for N the highest; "" when
 // `named` is empty (every GPU).
 std::string visible_gpus_for(const std::vector<int>& named);
+// How many GPUs a CUDA_VISIBLE_DEVICES value shows with their ordinals unchanged: N for "0,1,..,N-1" (as
+// visible_gpus_for writes it, or a user's "0"); -1 for any other value (another order, gaps, UUIDs, an empty
+// value), whose numbering only CUDA knows.
+int first_gpus_kept(const std::string& visible);
 // Called by the GPU backend just before it first starts the driver: sets CUDA_VISIBLE_DEVICES as said
 // above where start_only_named_gpus() allows it. True when it did.
 bool narrow_visible_gpus(const std::vector<int>& named);
