@@ -189,13 +189,18 @@ void print_summary(const BatchReport& r, const BatchArgs& a) {
     if (f.decode_s > 0 && !gpu_dec) dec_mpix += m, ++dec_n;
     if (f.encode_s > 0 && !gpu_enc) enc_mpix += m, ++enc_n;
   }
-  if (const int sent_back = gpu_codec_counts(r).sent_to_cpu; r.gpu_codec_lanes > 0)
+  if (const int sent_back = gpu_codec_counts(r).sent_to_cpu; r.gpu_codec_lanes > 0) {
+    const GpuCodecPace pace = gpu_codec_pace(r);
     fmt::print("GPU codec: {} files decoded ({:.1f} Mpix, {}), {} encoded ({}) by {} workers{}\n", gpu_dec_n,
                gpu_dec_mpix, seconds(gpu_dec_s), gpu_enc_n, seconds(gpu_enc_s), r.gpu_codec_lanes,
                sent_back > 0 ? fmt::format("; {} sent to the CPU codec (see the report's codec_note)", sent_back) : "");
-  else if (!r.codec_note.empty() && r.codec != "cpu" &&
-           std::any_of(r.device_names.begin(), r.device_names.end(),
-                       [](const std::string& d) { return d.find("gpu") != std::string::npos; }))
+    if (pace.calls > 0)
+      fmt::print("  busy {:.0f}% of their time once ready, {:.1f} files a call of {}{}\n", 100 * pace.busy_share,
+                 static_cast<double>(pace.files) / pace.calls, r.gpu_codec_batch,
+                 pace.set_the_pace ? ": the GPU codecs set the pace" : "");
+  } else if (!r.codec_note.empty() && r.codec != "cpu" &&
+             std::any_of(r.device_names.begin(), r.device_names.end(),
+                         [](const std::string& d) { return d.find("gpu") != std::string::npos; }))
     fmt::print("GPU codec: none ({})\n", r.codec_note);  // news only where a GPU filters
   auto per_core = [](double mpix, double s) {
     return s > 0 ? fmt::format(", {:.1f} Mpix/s per core", mpix / s) : std::string();

@@ -686,6 +686,11 @@ TEST(BatchReport, TheBudgetIsTheBoundOnlyWhereTheDevicesWaitedForIt) {
   r.gpu_codec_batch = 32;
   for (int g = 0; g < 4; ++g) r.codec_workers.push_back({fmt::format("gpu{}", g), 0.7, 8, 248, 4.2, 0.02, {}});
   EXPECT_FALSE(r.memory_bound()) << "busy workers with whole batches set the pace";
+  const GpuCodecPace pace = gpu_codec_pace(r);
+  EXPECT_EQ(pace.files, 992);
+  EXPECT_EQ(pace.calls, 32);
+  EXPECT_NEAR(pace.busy_share, 4.2 / 4.22, 1e-9);
+  EXPECT_TRUE(pace.set_the_pace);
   for (auto& w : r.codec_workers) w.calls = 11;  // 22.5 files a call
   EXPECT_TRUE(r.memory_bound()) << "the budget cut the workers' calls short";
   for (auto& w : r.codec_workers) {

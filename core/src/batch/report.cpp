@@ -29,18 +29,8 @@ int BatchReport::failed() const { return count(FileResult::Status::Failed); }
 // summed over 64 threads, in a 5.5-s run whose workers took 32 files a call and were never starved).
 bool BatchReport::memory_bound() const {
   if (memory_wait_s <= 0.1 * wall_s) return false;
-  long long files_on_gpus = 0, calls = 0;
-  double busy = 0, starved = 0;
-  for (const GpuCodecWorkerSummary& w : codec_workers) {
-    files_on_gpus += w.files;
-    calls += w.calls;
-    busy += w.busy_s;
-    starved += w.starved_s;
-  }
-  if (calls == 0 || gpu_codec_batch <= 0 || 2 * files_on_gpus < static_cast<long long>(files.size())) return true;
-  const bool whole_batches = static_cast<double>(files_on_gpus) >= 0.9 * gpu_codec_batch * static_cast<double>(calls);
-  const bool fed = starved <= 0.1 * (busy + starved);
-  return !(whole_batches && fed);
+  const GpuCodecPace gpus = gpu_codec_pace(*this);
+  return 2LL * gpus.files < static_cast<long long>(files.size()) || !gpus.set_the_pace;
 }
 
 int BatchReport::exit_code() const {
@@ -208,6 +198,21 @@ GpuCodecCounts gpu_codec_counts(const BatchReport& report) {
     n.sent_to_cpu += !f.codec_note.empty();
   }
   return n;
+}
+
+GpuCodecPace gpu_codec_pace(const BatchReport& report) {
+  GpuCodecPace p;
+  double busy = 0, starved = 0;
+  for (const GpuCodecWorkerSummary& w : report.codec_workers) {
+    p.files += w.files;
+    p.calls += w.calls;
+    busy += w.busy_s;
+    starved += w.starved_s;
+  }
+  if (busy + starved > 0) p.busy_share = busy / (busy + starved);
+  p.set_the_pace = p.calls > 0 && report.gpu_codec_batch > 0 && p.busy_share >= 0.9 &&
+                   p.files >= 0.9 * report.gpu_codec_batch * static_cast<double>(p.calls);
+  return p;
 }
 
 }  // namespace tf

@@ -176,6 +176,15 @@ struct GpuCodecCounts {
   int decoded = 0, encoded = 0, sent_to_cpu = 0;
 };
 GpuCodecCounts gpu_codec_counts(const BatchReport& report);
+// How the GPU codec workers were fed, all together: the files and calls they took, and their busy share of
+// the time since their lanes were ready. They set the pace where they were busy nine tenths of it with calls
+// of nine tenths of a batch or more (decode threads waiting for room then wait behind them).
+struct GpuCodecPace {
+  int files = 0, calls = 0;
+  double busy_share = 0;
+  bool set_the_pace = false;
+};
+GpuCodecPace gpu_codec_pace(const BatchReport& report);
 
 // ---- One batch over several processes (MPI ranks; app/cli/batch_mpi.cpp) ----
 // run_batch(options) is prepare_batch, then run_batch(options, plan, nullptr). Spread over
