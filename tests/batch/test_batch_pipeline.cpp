@@ -615,6 +615,7 @@ TEST(BatchPipeline, WorkersWithOverlappingHalvesFinishEveryFileWithinSmallBudget
       const BatchReport r = run_batch(o);
       EXPECT_EQ(r.exit_code(), 0);
       EXPECT_EQ(r.files.size(), 600u);
+      EXPECT_EQ(r.gpu_codec_batch, kDefaultGpuCodecBatch) << "the report says how full a call could be";
       if (o.format == "png")
         expect_matches_reference(r, parse_chain(o.filters));  // the JPEGs the lane encodes are lossy
     }

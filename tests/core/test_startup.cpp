@@ -154,8 +154,6 @@ TEST(Startup, CpuWorkersFollowTheCoresTheProcessMayUse) {
   EXPECT_NE(text.find("--devices cpu uses: cpu0\n"), std::string::npos) << text;
 }
 
-// The CLI's jobs start the driver on the GPUs up to the highest one named, ordinals unchanged, and only where
-// the process allowed it, before the driver's first start, and the user set no CUDA_VISIBLE_DEVICES.
 // NVML may list the GPUs for CUDA only where CUDA_VISIBLE_DEVICES keeps the first ones in order.
 TEST(Startup, OnlyTheFirstGpusInOrderKeepTheirOrdinals) {
   EXPECT_EQ(first_gpus_kept("0"), 1);
@@ -165,6 +163,8 @@ TEST(Startup, OnlyTheFirstGpusInOrderKeepTheirOrdinals) {
     EXPECT_EQ(first_gpus_kept(other), -1) << '"' << other << '"';
 }
 
+// The CLI's jobs start the driver on the GPUs up to the highest one named, ordinals unchanged, and only where
+// the process allowed it, before the driver's first start, and the user set no CUDA_VISIBLE_DEVICES.
 TEST(Startup, OnlyTheNamedGpusAreMadeVisibleWhereAllowed) {
   EXPECT_EQ(visible_gpus_for({}), "");
   EXPECT_EQ(visible_gpus_for({0}), "0");

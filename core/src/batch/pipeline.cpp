@@ -121,6 +121,7 @@ BatchReport BatchRun::run() {
     if (utilization_[d].second > 0) report.devices[d].mean_utilization = utilization_[d].first / utilization_[d].second;
   report.images_per_device = images_per_device_;
   report.codec_workers = worker_summaries_;
+  if (!gpu_workers_.empty()) report.gpu_codec_batch = gpu_batch();
   if (std::string late = tf::batch::late_gpus_note(report.codec_workers, report.wall_s); !late.empty())
     report.notes.push_back(std::move(late));
   report.decode_threads = decode_threads();
@@ -372,7 +373,6 @@ BatchReport run_on(const BatchOptions& options, BatchPlan plan, BatchWorkSource*
   report.device_note = std::move(selection.note);
   report.codec = to_string(options.codec);
   report.gpu_codec_lanes = lanes;
-  if (lanes > 0) report.gpu_codec_batch = options.gpu_codec_batch > 0 ? options.gpu_codec_batch : kDefaultGpuCodecBatch;
   report.codec_note = std::move(codec_note);
   return report;
 }

@@ -144,16 +144,8 @@ std::string visible_gpus_for(const std::vector<int>& named) {
 }
 
 int first_gpus_kept(const std::string& visible) {
-  int n = 0;
-  std::size_t at = 0;
-  while (at <= visible.size()) {
-    const std::size_t comma = std::min(visible.find(',', at), visible.size());
-    const std::string entry = visible.substr(at, comma - at);
-    if (entry != std::to_string(n)) return -1;
-    ++n;
-    at = comma + 1;
-  }
-  return n;
+  const int n = 1 + static_cast<int>(std::count(visible.begin(), visible.end(), ','));
+  return visible == visible_gpus_for({n - 1}) ? n : -1;
 }
 
 bool narrow_visible_gpus(const std::vector<int>& named) {
