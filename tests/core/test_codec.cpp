@@ -282,6 +282,26 @@ TEST(Codec, CutPnmIsRefusedNotFilledFromTheHeap) {
             PixelType::U16);
 }
 
+TEST(Codec, PnmHeaderNumberPastTheLargestIntIsRefusedBeforeStbReadsIt) {
+  // stb reads each header number into an int digit by digit without a bound (undefined behaviour, found by
+  // fuzz_decode), and stbi_info reads the header before anything else.
+  const std::vector<char> found = regression_input("stb-pnm-number-past-int.pgm");
+  const std::string bads[] = {std::string(found.begin(), found.end()), "P6 2147483648 1\n255\n",
+                              "P5 7 5 99999999999\n"};
+  for (const std::string& bad : bads) {
+    try {
+      decode_memory(bytes_of(bad), "big.pgm");
+      ADD_FAILURE() << "decoded: " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("big.pgm: corrupt PNM header (a number past the largest int)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // The largest int itself is stb's to refuse, as before.
+  EXPECT_THROW(decode_memory(bytes_of(std::string("P6 2147483647 1\n255\n")), "wide.ppm"), Error);
+}
+
 TEST(Codec, CutUncompressedTgaIsRefusedNotFilledFromTheHeap) {
   // The same short read in stb's reader of uncompressed TGA rows.
   std::string tga(18, '\0');

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -221,8 +223,18 @@ void check_radiance_data(std::span<const unsigned char> b, const std::string& na
   }
 }
 
-void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
-  if (b.size() < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return;
+namespace {
+
+// A binary PNM's header as stb walks it: its numbers and where the pixels start.
+struct PnmHeader {
+  long long width = 0, height = 0, maxval = 0;
+  std::size_t pixels_at = 0;
+};
+
+// Nothing for bytes that are no P5 / P6 file. stb reads each number into an int, digit by digit, without a
+// bound (undefined past INT_MAX, found by fuzz_decode): such a number is a decode error here.
+std::optional<PnmHeader> walk_pnm_header(std::span<const unsigned char> b, const std::string& name) {
+  if (b.size() < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return std::nullopt;
   std::size_t p = 2;
   // stb's reading: a byte past the end reads as 0 and moves nothing.
   auto get8 = [&]() -> char { return p < b.size() ? static_cast<char>(b[p++]) : '\0'; };
@@ -237,15 +249,33 @@ void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
   };
   auto number = [&] {
     long long v = 0;
-    while (p < b.size() && c >= '0' && c <= '9' && v < (1LL << 40)) v = v * 10 + (c - '0'), c = get8();
+    while (p < b.size() && c >= '0' && c <= '9') {
+      v = v * 10 + (c - '0');
+      if (v > std::numeric_limits<int>::max())
+        throw decode_error(name, "corrupt PNM header (a number past the largest int)");
+      c = get8();
+    }
     return v;
   };
+  PnmHeader h;
   skip();
-  const long long width = number();
+  h.width = number();
   skip();
-  const long long height = number();
+  h.height = number();
   skip();
-  const long long maxval = number();
+  h.maxval = number();
+  h.pixels_at = p;
+  return h;
+}
+
+}  // namespace
+
+void check_pnm_header(std::span<const unsigned char> b, const std::string& name) { (void)walk_pnm_header(b, name); }
+
+void check_pnm_data(std::span<const unsigned char> b, const std::string& name) {
+  const std::optional<PnmHeader> h = walk_pnm_header(b, name);
+  if (!h) return;
+  const auto [width, height, maxval, p] = *h;
   if (width <= 0 || height <= 0 || width > (1 << 24) || height > (1 << 24) || maxval > 65535) return;  // stb refuses
   const unsigned long long need = static_cast<unsigned long long>(width) * static_cast<unsigned long long>(height) *
                                   (b[1] == '6' ? 3 : 1) * (maxval > 255 ? 2 : 1);

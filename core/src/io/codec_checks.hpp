@@ -67,6 +67,11 @@ std::optional<std::vector<unsigned char>> png_without_empty_idat(std::span<const
 // count or data that ends early; returns for bytes stb itself refuses (bad header, bad runs).
 void check_radiance_data(std::span<const unsigned char> bytes, const std::string& name);
 
+// stb's binary PNM reader (P5, P6) reads the header's numbers into an int without a bound (undefined behaviour
+// past INT_MAX, found by fuzz_decode): throws a decode error for such a number; call before any stb function
+// sees the bytes.
+void check_pnm_header(std::span<const unsigned char> bytes, const std::string& name);
+
 // stb's binary PNM reader (P5, P6) ignores a short read: a cut file decodes, its missing pixels whatever
 // the fresh allocation held. Walks the header as stb does and throws a decode error when the pixel data
 // is shorter than the size says; returns for bytes that are no P5 / P6 file or whose header stb refuses.

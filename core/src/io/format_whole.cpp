@@ -234,6 +234,7 @@ Image decode_memory_whole(std::span<const unsigned char> bytes, const std::strin
   *codec = "turbojpeg";
   if (auto jpeg = turbojpeg_codec::decode(bytes, name, limits, alloc)) return std::move(*jpeg);
   codec_checks::check_jpeg_huffman_tables(bytes, name);  // before stb reads any JPEG header
+  codec_checks::check_pnm_header(bytes, name);           // or any PNM header
   int w = 0, h = 0, comp = 0;
   const bool stb_knows = stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &comp) != 0;
   // OpenCV 4.6's Radiance reader leaks its FILE on a bad header (fuzz_decode ran out of file
