@@ -17,3 +17,9 @@ if(TF_HAVE_NVJPEG)
   add_executable(tf_nvjpeg_startup bench/nvjpeg_startup.cpp)
   target_link_libraries(tf_nvjpeg_startup PRIVATE CUDA::cudart_static CUDA::nvjpeg)
 endif()
+
+# Probe, not a test: whether the GPU codec lanes of one process slow each other, files in memory.
+if(TF_HAVE_NVJPEG)
+  add_executable(tf_lane_probe bench/lane_probe.cpp)
+  target_link_libraries(tf_lane_probe PRIVATE tf_core tf_kernels fmt::fmt)
+endif()
