@@ -29,7 +29,10 @@ std::atomic<bool> started{false};  // discovery made a GPU device in this proces
 GpuDiscovery discover(std::size_t memory_cap, const std::vector<int>& only) {
   GpuDiscovery found;
   int count = 0;
-  narrow_visible_gpus(only);  // where the CLI allows it: the driver starts no GPU past the highest named
+  // Where the CLI allows it the driver starts only the GPUs named: CUDA's ordinal d is then the d-th of
+  // them, shown by its ordinal on the machine.
+  const std::vector<int> shown = narrow_visible_gpus(only) ? gpus_made_visible(only) : std::vector<int>{};
+  const auto machine_ordinal = [&](int d) { return d < static_cast<int>(shown.size()) ? shown[d] : d; };
   StartupTimer driver("cuda driver (cudaGetDeviceCount)");
   const cudaError_t e = cudaGetDeviceCount(&count);
   driver.done();
@@ -49,11 +52,12 @@ GpuDiscovery discover(std::size_t memory_cap, const std::vector<int>& only) {
   std::vector<std::string> why(count);
   std::vector<std::thread> threads;
   for (int d = 0; d < count; ++d) {
-    if (!only.empty() && std::find(only.begin(), only.end(), d) == only.end()) continue;
-    threads.emplace_back([&, d] {
+    const int m = machine_ordinal(d);
+    if (!only.empty() && std::find(only.begin(), only.end(), m) == only.end()) continue;
+    threads.emplace_back([&, d, m] {
       try {
-        StartupTimer device(fmt::format("gpu{} device (context, properties, kernels)", d));
-        made[d] = make_cuda_device(d, memory_cap);
+        StartupTimer device(fmt::format("gpu{} device (context, properties, kernels)", m));
+        made[d] = make_cuda_device(d, memory_cap, m);
       } catch (const std::exception& ex) {
         why[d] = ex.what();
       }

@@ -37,19 +37,19 @@ bool is_pinned(const void* p) {
 
 }  // namespace
 
-CudaDevice::CudaDevice(int ordinal, std::size_t memory_cap) : ordinal_(ordinal), cap_(memory_cap) {
+CudaDevice::CudaDevice(int ordinal, std::size_t memory_cap, int shown) : ordinal_(ordinal), cap_(memory_cap) {
   ScopedDevice on(ordinal);
   cudaDeviceProp prop{};
   TF_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   std::size_t free = 0, total = 0;
   TF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   std::string why;
-  if (!kernels_run_here(&why)) throw Error(ErrorKind::Device, fmt::format("gpu{} ({}): {}", ordinal, prop.name, why));
+  if (!kernels_run_here(&why)) throw Error(ErrorKind::Device, fmt::format("gpu{} ({}): {}", shown, prop.name, why));
   bus_id_ = pci_bus_id(ordinal);
-  info_.id = fmt::format("gpu{}", ordinal);
+  info_.id = fmt::format("gpu{}", shown);
   info_.name = prop.name;
   info_.kind = DeviceKind::Cuda;
-  info_.ordinal = ordinal;
+  info_.ordinal = shown;
   info_.memory_total = total;
   info_.memory_free = free;
   info_.multiprocessors = prop.multiProcessorCount;
@@ -164,8 +164,13 @@ bool CudaDevice::kernels_run_here(std::string* why) { return kernels_supported(w
 
 using detail::CudaDevice;
 
-DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap) {
-  return std::make_shared<CudaDevice>(ordinal, memory_cap);
+DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap, int shown) {
+  return std::make_shared<CudaDevice>(ordinal, memory_cap, shown < 0 ? ordinal : shown);
+}
+
+int cuda_ordinal(const Device& device) {
+  const auto* d = dynamic_cast<const CudaDevice*>(&device);
+  return d ? d->cuda_ordinal() : -1;
 }
 
 std::string pci_bus_id(int ordinal) {

@@ -25,9 +25,13 @@ constexpr long long kComputeBoundFmas = 400;
 // covers the tile grown by the kernel, so the halo's share of the work falls as tiles grow.
 constexpr int kFftTileSide = 2048;
 
-// Builds the Device for CUDA ordinal `ordinal`; `memory_cap` (bytes, 0 = the free memory) bounds what
-// its buffers may take. Throws tf::Error (Device) when the GPU cannot be used.
-DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap);
+// Builds the Device for CUDA ordinal `ordinal`, shown as GPU `shown` (its id "gpuN" and DeviceInfo::ordinal:
+// the machine's ordinal where this process narrowed CUDA_VISIBLE_DEVICES; -1: `ordinal`); `memory_cap` (bytes,
+// 0 = the free memory) bounds what its buffers may take. Throws tf::Error (Device) when the GPU cannot be used.
+DevicePtr make_cuda_device(int ordinal, std::size_t memory_cap, int shown = -1);
+// The CUDA ordinal of a device make_cuda_device made (CUDA calls need it, not DeviceInfo::ordinal); -1 for
+// any other device.
+int cuda_ordinal(const Device& device);
 
 // "0000:3B:00.0" for NVML.
 std::string pci_bus_id(int ordinal);

@@ -111,8 +111,10 @@ struct CopyStream {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int ordinal, std::size_t memory_cap);
+  // `ordinal`: CUDA's; `shown`: the ordinal its id and info() give (make_cuda_device).
+  CudaDevice(int ordinal, std::size_t memory_cap, int shown);
   ~CudaDevice() override;
+  int cuda_ordinal() const { return ordinal_; }
 
   const DeviceInfo& info() const override { return info_; }
   int lanes() const override { return wanted_lanes_.load(); }

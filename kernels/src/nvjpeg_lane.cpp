@@ -18,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,6 +27,7 @@
 
 #include "chain_runner.hpp"
 #include "cuda/cuda_util.hpp"
+#include "cuda_device.hpp"
 #include "nvjpeg_handles.hpp"
 #include "nvjpeg_hw_decoder.hpp"
 #include "tile_plan.hpp"
@@ -49,8 +52,9 @@ double lap(std::chrono::steady_clock::time_point& t) {
 
 class NvjpegLane final : public GpuJpegLane {
  public:
-  NvjpegLane(int ordinal, int multiprocessors)
-      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal), name_(fmt::format("gpu{}", ordinal)) {
+  // `ordinal`: CUDA's; `name`: the device's id, for messages.
+  NvjpegLane(int ordinal, int multiprocessors, std::string name)
+      : ordinal_(ordinal), multiprocessors_(multiprocessors), stream_(ordinal), name_(std::move(name)) {
     ScopedDevice on(ordinal);
     for (auto& set : sets_) set = std::make_unique<DecodeSet>(ordinal);
     // Subsampled chroma is interpolated, as libjpeg-turbo's "fancy" upsampling does, where the
@@ -485,7 +489,9 @@ class NvjpegLane final : public GpuJpegLane {
 
 std::unique_ptr<GpuJpegLane> make_nvjpeg_lane(const Device& device, std::string* why) {
   try {
-    return std::make_unique<NvjpegLane>(device.info().ordinal, device.info().multiprocessors);
+    const int ordinal = cuda_ordinal(device);
+    if (ordinal < 0) throw Error(ErrorKind::InvalidArgument, fmt::format("{} is not a GPU", device.info().id));
+    return std::make_unique<NvjpegLane>(ordinal, device.info().multiprocessors, device.info().id);
   } catch (const std::exception& e) {
     if (why) *why = e.what();
     return nullptr;

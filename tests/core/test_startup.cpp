@@ -158,18 +158,22 @@ TEST(Startup, CpuWorkersFollowTheCoresTheProcessMayUse) {
 TEST(Startup, OnlyTheFirstGpusInOrderKeepTheirOrdinals) {
   EXPECT_EQ(first_gpus_kept("0"), 1);
   EXPECT_EQ(first_gpus_kept("0,1"), 2);
-  EXPECT_EQ(first_gpus_kept(visible_gpus_for({3})), 4);
+  EXPECT_EQ(first_gpus_kept(visible_gpus_for({3, 0, 2, 1})), 4);
+  EXPECT_EQ(first_gpus_kept(visible_gpus_for({3})), -1);  // GPU 3 alone: CUDA's GPU 0
   for (const char* other : {"", "1", "0,2", "1,0", "0,1,", "00", " 0", "GPU-0e6584fc", "MIG-1"})
     EXPECT_EQ(first_gpus_kept(other), -1) << '"' << other << '"';
 }
 
-// The CLI's jobs start the driver on the GPUs up to the highest one named, ordinals unchanged, and only where
-// the process allowed it, before the driver's first start, and the user set no CUDA_VISIBLE_DEVICES.
+// The CLI's jobs start the driver on the GPUs named alone, and only where the process allowed it, before the
+// driver's first start, and the user set no CUDA_VISIBLE_DEVICES. CUDA numbers them in the order of their
+// ordinals (the backend shows each by its own).
 TEST(Startup, OnlyTheNamedGpusAreMadeVisibleWhereAllowed) {
   EXPECT_EQ(visible_gpus_for({}), "");
   EXPECT_EQ(visible_gpus_for({0}), "0");
   EXPECT_EQ(visible_gpus_for({1, 0}), "0,1");
-  EXPECT_EQ(visible_gpus_for({2}), "0,1,2");  // GPU 2 keeps its ordinal
+  EXPECT_EQ(visible_gpus_for({2}), "2");
+  EXPECT_EQ(visible_gpus_for({3, 2, 3}), "2,3");
+  EXPECT_EQ(gpus_made_visible({3, 1, 3}), (std::vector<int>{1, 3}));  // CUDA's 0 and 1
   const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::string kept = before ? before : "";
   ::unsetenv("CUDA_VISIBLE_DEVICES");
@@ -186,9 +190,9 @@ TEST(Startup, OnlyTheNamedGpusAreMadeVisibleWhereAllowed) {
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   start_only_named_gpus();
   EXPECT_TRUE(narrow_visible_gpus({1}));
-  EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "0,1");
+  EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "1");
   EXPECT_TRUE(visible_gpus_narrowed());
-  EXPECT_LE(gpus_visible_without_cuda(), 2);
+  EXPECT_LE(gpus_visible_without_cuda(), 1);
   if (before) ::setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1);
   else ::unsetenv("CUDA_VISIBLE_DEVICES");
 }

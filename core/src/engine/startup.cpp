@@ -136,16 +136,22 @@ std::atomic<bool> only_named{false}, narrowed{false};
 
 void start_only_named_gpus() { only_named = true; }
 
+std::vector<int> gpus_made_visible(const std::vector<int>& named) {
+  std::vector<int> ordinals = named;
+  std::sort(ordinals.begin(), ordinals.end());
+  ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
+  return ordinals;
+}
+
 std::string visible_gpus_for(const std::vector<int>& named) {
-  if (named.empty()) return {};
-  std::vector<int> ordinals(static_cast<std::size_t>(*std::max_element(named.begin(), named.end())) + 1);
-  std::iota(ordinals.begin(), ordinals.end(), 0);
-  return fmt::format("{}", fmt::join(ordinals, ","));
+  return fmt::format("{}", fmt::join(gpus_made_visible(named), ","));
 }
 
 int first_gpus_kept(const std::string& visible) {
   const int n = 1 + static_cast<int>(std::count(visible.begin(), visible.end(), ','));
-  return visible == visible_gpus_for({n - 1}) ? n : -1;
+  std::vector<int> first(static_cast<std::size_t>(n));
+  std::iota(first.begin(), first.end(), 0);
+  return visible == visible_gpus_for(first) ? n : -1;
 }
 
 bool narrow_visible_gpus(const std::vector<int>& named) {

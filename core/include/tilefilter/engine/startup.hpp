@@ -49,19 +49,22 @@ void keep_until_exit(std::shared_ptr<void> what);
 
 // A process that will use no GPU but those its one job names (the CLI's `apply` and `batch`) calls
 // start_only_named_gpus() before its devices are chosen: the first discovery of named GPUs then sets
-// CUDA_VISIBLE_DEVICES to 0..N, N the highest of them, before the driver starts, so that the driver starts
-// no other GPU (and tears none down at the end), their ordinals unchanged. The driver took 0.18 / 0.29 /
+// CUDA_VISIBLE_DEVICES to them before the driver starts, so that the driver starts no other GPU (and tears
+// none down at the end). CUDA then numbers them 0, 1, ... in the order of their ordinals; the backend shows
+// each by its ordinal on the machine (`--devices 2,3` gives gpu2 and gpu3). The driver took 0.18 / 0.29 /
 // 0.77 s to start with one / two / four H200s visible, and 2000 photos on GPUs 0 and 1 took 3.89-3.98 s whole
 // with two visible against 4.47-4.86 s with four, in turns (4xH200, 64 cores, 2026-11-28). Nothing is set
 // where the user set CUDA_VISIBLE_DEVICES, or in other programs (a library's host process has other CUDA
 // users).
 void start_only_named_gpus();
-// The CUDA_VISIBLE_DEVICES value for GPUs `named` by ordinal: "0,1,..,N" for N the highest; "" when
-// `named` is empty (every GPU).
+// The GPUs `named` by ordinal in the order CUDA numbers them once they alone are visible: sorted, each once.
+std::vector<int> gpus_made_visible(const std::vector<int>& named);
+// The CUDA_VISIBLE_DEVICES value for GPUs `named` by ordinal: gpus_made_visible joined by commas ("2,3");
+// "" when `named` is empty (every GPU).
 std::string visible_gpus_for(const std::vector<int>& named);
 // How many GPUs a CUDA_VISIBLE_DEVICES value shows with their ordinals unchanged: N for "0,1,..,N-1" (as
-// visible_gpus_for writes it, or a user's "0"); -1 for any other value (another order, gaps, UUIDs, an empty
-// value), whose numbering only CUDA knows.
+// visible_gpus_for writes it for GPUs 0 to N-1, or a user's "0"); -1 for any other value (another order, gaps,
+// UUIDs, an empty value), whose numbering only CUDA knows.
 int first_gpus_kept(const std::string& visible);
 // Called by the GPU backend just before it first starts the driver: sets CUDA_VISIBLE_DEVICES as said
 // above where start_only_named_gpus() allows it. True when it did.
